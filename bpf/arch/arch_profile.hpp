@@ -1,0 +1,42 @@
+#pragma once
+// ArchProfile: the JIT capability answers that change the verifier's rewrites
+// (spec/patching.md §5.4) and how a JIT executes the result (iterators-isa-arch.md §4).
+// A plain value: passes and the interpreter ask it, never #ifdef.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace patchfuzz {
+
+struct ArchProfile {
+    std::string_view name;
+    bool bits64 = true;                  // BITS_PER_LONG == 64
+    bool jit_requested = true;
+    bool needs_zext = false;             // bpf_jit_needs_zext()
+    bool supports_percpu_insn = true;    // bpf_jit_supports_percpu_insn()
+    bool timed_may_goto = true;          // bpf_jit_supports_timed_may_goto()
+    bool supports_ptr_xchg = true;       // bpf_jit_supports_ptr_xchg()
+    uint64_t uaddress_limit = 0;         // bpf_arch_uaddress_limit(); 0 = no PROBE_MEM guard
+    bool far_kfunc_call = false;         // bpf_jit_supports_far_kfunc_call()
+    bool verifier_inlines_helpers = false;  // CONFIG_X86_64: rows r/s of do_misc_fixups
+    std::vector<int32_t> jit_inlined_helpers;  // bpf_jit_inlines_helper_call(): helper ids
+    // Execution semantics of the JIT (interpreter profile):
+    bool movsx_as_mov = false;           // 32-bit JITs that ignore `off` on MOV (bug class B3)
+    bool alu32_no_implicit_zext = false; // 32-bit ALU leaves upper half unless a zext is present
+
+    [[nodiscard]] bool jit_inlines_helper(int32_t id) const {
+        for (auto h : jit_inlined_helpers)
+            if (h == id) return true;
+        return false;
+    }
+};
+
+const ArchProfile& arch_x86_64();
+const ArchProfile& arch_arm64();
+const ArchProfile& arch_jit32();
+// "x86_64" | "arm64" | "jit32"
+std::optional<ArchProfile> arch_by_name(std::string_view name);
+std::vector<std::string_view> arch_names();
+
+}  // namespace patchfuzz

@@ -1,0 +1,144 @@
+#pragma once
+// The instruction as the kernel stores it: the uapi `struct bpf_insn` (linux/bpf.h), used as is.
+// This header adds (a) the encodings newer than the 6.1 uapi headers on Debian 12 and the
+// kernel-internal ones (include/linux/filter.h), guarded so a newer uapi wins, (b) small queries
+// that name the shapes the patcher cares about (spec/patching.md §1.2-1.3), and (c) builders that
+// read like assembly, for tests and passes.
+#include <linux/bpf.h>
+
+#include <cstdint>
+
+namespace patchfuzz::isa {
+
+using Insn = ::bpf_insn;
+
+// ---- encodings missing from the Debian 12 (6.1) uapi header -------------------------------------
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80  // sign-extending load mode (cpu v4)
+#endif
+#ifndef BPF_JCOND
+#define BPF_JCOND 0xe0  // JMP|JCOND: may_goto
+#endif
+#ifndef BPF_MAY_GOTO
+#define BPF_MAY_GOTO 0  // src_reg of JCOND
+#endif
+#ifndef BPF_LOAD_ACQ
+#define BPF_LOAD_ACQ 0x100  // atomic imm: load-acquire
+#endif
+#ifndef BPF_STORE_REL
+#define BPF_STORE_REL 0x110  // atomic imm: store-release
+#endif
+
+// Kernel-internal encodings (include/linux/filter.h); never accepted from user space.
+inline constexpr uint8_t kOpTailCall = 0xf0;       // BPF_TAIL_CALL: JMP|0xf0
+inline constexpr uint8_t kModeProbeMem = 0x20;     // BPF_PROBE_MEM (LDX)
+inline constexpr uint8_t kModeProbeMemSx = 0x40;   // BPF_PROBE_MEMSX (LDX)
+inline constexpr uint8_t kModeProbeMem32 = 0xa0;   // BPF_PROBE_MEM32 (arena)
+inline constexpr uint8_t kModeProbeMem32Sx = 0x20; // unused here; named for completeness of the table
+inline constexpr uint8_t kModeProbeAtomic = 0xe0;  // BPF_PROBE_ATOMIC
+inline constexpr uint8_t kModeNospec = 0xc0;       // BPF_NOSPEC: ST|NOSPEC = 0xc2, the speculation barrier
+// BPF_REG_AX: MAX_BPF_REG in torvalds include/linux/filter.h (= 11). Trees with BPF_REG_PARAMS
+// differ (spec/patching.md §1.1); we model the torvalds numbering.
+inline constexpr uint8_t kRegAx = 11;
+inline constexpr uint8_t kRegFp = 10;
+inline constexpr int32_t kMaxLoops = 8 * 1024 * 1024;  // BPF_MAX_LOOPS (include/linux/bpf.h)
+inline constexpr int32_t kMaxTimedLoops = 0xffff;      // BPF_MAX_TIMED_LOOPS
+inline constexpr uint32_t kInsnDeleted = 0xffffffffu;  // INSN_DELETED (insn-array entries)
+// BPF_MAP_TYPE_INSN_ARRAY is newer than the 6.1 uapi; our own number for it (kernel: 33).
+inline constexpr uint32_t kMapTypeInsnArray = 33;
+
+// ---- field access -------------------------------------------------------------------------------
+constexpr uint8_t cls(const Insn& i) { return i.code & 0x07; }
+constexpr uint8_t op(const Insn& i) { return i.code & 0xf0; }
+constexpr uint8_t src_bit(const Insn& i) { return i.code & 0x08; }
+constexpr uint8_t mode(const Insn& i) { return i.code & 0xe0; }
+constexpr uint8_t size(const Insn& i) { return i.code & 0x18; }
+
+constexpr bool is_jmp_class(const Insn& i) { return cls(i) == BPF_JMP || cls(i) == BPF_JMP32; }
+constexpr bool is_alu_class(const Insn& i) { return cls(i) == BPF_ALU || cls(i) == BPF_ALU64; }
+constexpr bool is_ldimm64(const Insn& i) { return i.code == (BPF_LD | BPF_IMM | BPF_DW); }
+constexpr bool is_exit(const Insn& i) { return i.code == (BPF_JMP | BPF_EXIT); }
+constexpr bool is_call(const Insn& i) { return i.code == (BPF_JMP | BPF_CALL); }
+constexpr bool is_helper_call(const Insn& i) { return is_call(i) && i.src_reg == 0; }
+constexpr bool is_pseudo_call(const Insn& i) { return is_call(i) && i.src_reg == BPF_PSEUDO_CALL; }
+constexpr bool is_kfunc_call(const Insn& i) { return is_call(i) && i.src_reg == BPF_PSEUDO_KFUNC_CALL; }
+constexpr bool is_pseudo_func(const Insn& i) { return is_ldimm64(i) && i.src_reg == BPF_PSEUDO_FUNC; }
+constexpr bool is_may_goto(const Insn& i) { return i.code == (BPF_JMP | BPF_JCOND) && i.src_reg == BPF_MAY_GOTO; }
+constexpr bool is_gotol(const Insn& i) { return i.code == (BPF_JMP32 | BPF_JA); }
+constexpr bool is_ja(const Insn& i) { return i.code == (BPF_JMP | BPF_JA); }
+constexpr bool is_gotox(const Insn& i) { return i.code == (BPF_JMP | BPF_JA | BPF_X); }
+constexpr bool is_tail_call(const Insn& i) { return i.code == (BPF_JMP | kOpTailCall); }
+// The zero-extension marker the zext pass inserts: `w_dst = w_dst` encoded as MOV32 X with imm 1.
+constexpr bool is_zext_marker(const Insn& i) {
+    return i.code == (BPF_ALU | BPF_MOV | BPF_X) && i.imm == 1 && i.off == 0 && i.dst_reg == i.src_reg;
+}
+// bpf_insn_is_cond_jump (fixups.c): any JMP32 op except JA; any JMP op except JA/EXIT/CALL
+// (includes JCOND and the internal tail call).
+constexpr bool is_cond_jump(const Insn& i) {
+    if (cls(i) == BPF_JMP32) return op(i) != BPF_JA;
+    if (cls(i) == BPF_JMP) return op(i) != BPF_JA && op(i) != BPF_EXIT && op(i) != BPF_CALL;
+    return false;
+}
+
+// What a relative transfer stores its displacement in (spec/patching.md §1.2).
+enum class RelField { None, Off16, Imm32 };
+// Which displacement field bpf_adj_branches() would adjust for this insn (None: not relative).
+constexpr RelField relative_field(const Insn& i) {
+    if (is_pseudo_func(i)) return RelField::Imm32;
+    if (!is_jmp_class(i) || is_exit(i)) return RelField::None;
+    if (is_call(i)) return is_pseudo_call(i) ? RelField::Imm32 : RelField::None;
+    if (is_gotol(i)) return RelField::Imm32;
+    return RelField::Off16;
+}
+constexpr int64_t displacement(const Insn& i) {
+    switch (relative_field(i)) {
+        case RelField::Off16: return i.off;
+        case RelField::Imm32: return i.imm;
+        case RelField::None: return 0;
+    }
+    return 0;
+}
+
+// ---- builders (read like assembly; used by passes and tests) --------------------------------------
+constexpr Insn make(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm) {
+    Insn i{};
+    i.code = code;
+    i.dst_reg = dst & 0xf;
+    i.src_reg = src & 0xf;
+    i.off = off;
+    i.imm = imm;
+    return i;
+}
+constexpr Insn alu64_imm(uint8_t aluop, uint8_t dst, int32_t imm) { return make(BPF_ALU64 | aluop | BPF_K, dst, 0, 0, imm); }
+constexpr Insn alu64_reg(uint8_t aluop, uint8_t dst, uint8_t src) { return make(BPF_ALU64 | aluop | BPF_X, dst, src, 0, 0); }
+constexpr Insn alu32_imm(uint8_t aluop, uint8_t dst, int32_t imm) { return make(BPF_ALU | aluop | BPF_K, dst, 0, 0, imm); }
+constexpr Insn alu32_reg(uint8_t aluop, uint8_t dst, uint8_t src) { return make(BPF_ALU | aluop | BPF_X, dst, src, 0, 0); }
+constexpr Insn mov64_imm(uint8_t dst, int32_t imm) { return alu64_imm(BPF_MOV, dst, imm); }
+constexpr Insn mov64_reg(uint8_t dst, uint8_t src) { return alu64_reg(BPF_MOV, dst, src); }
+constexpr Insn mov32_imm(uint8_t dst, int32_t imm) { return alu32_imm(BPF_MOV, dst, imm); }
+constexpr Insn mov32_reg(uint8_t dst, uint8_t src) { return alu32_reg(BPF_MOV, dst, src); }
+constexpr Insn zext_marker(uint8_t reg) { return make(BPF_ALU | BPF_MOV | BPF_X, reg, reg, 0, 1); }
+constexpr Insn jmp_imm(uint8_t jop, uint8_t dst, int32_t imm, int16_t off) { return make(BPF_JMP | jop | BPF_K, dst, 0, off, imm); }
+constexpr Insn jmp_reg(uint8_t jop, uint8_t dst, uint8_t src, int16_t off) { return make(BPF_JMP | jop | BPF_X, dst, src, off, 0); }
+constexpr Insn jmp32_imm(uint8_t jop, uint8_t dst, int32_t imm, int16_t off) { return make(BPF_JMP32 | jop | BPF_K, dst, 0, off, imm); }
+constexpr Insn jmp32_reg(uint8_t jop, uint8_t dst, uint8_t src, int16_t off) { return make(BPF_JMP32 | jop | BPF_X, dst, src, off, 0); }
+constexpr Insn ja(int16_t off) { return make(BPF_JMP | BPF_JA, 0, 0, off, 0); }
+constexpr Insn gotol(int32_t imm) { return make(BPF_JMP32 | BPF_JA, 0, 0, 0, imm); }
+constexpr Insn may_goto(int16_t off) { return make(BPF_JMP | BPF_JCOND, 0, BPF_MAY_GOTO, off, 0); }
+constexpr Insn call_helper(int32_t id) { return make(BPF_JMP | BPF_CALL, 0, 0, 0, id); }
+constexpr Insn call_pseudo(int32_t rel) { return make(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, rel); }
+constexpr Insn call_kfunc(int32_t btf_id, int16_t off = 0) { return make(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, off, btf_id); }
+constexpr Insn exit_insn() { return make(BPF_JMP | BPF_EXIT, 0, 0, 0, 0); }
+constexpr Insn ldx(uint8_t sz, uint8_t dst, uint8_t src, int16_t off) { return make(BPF_LDX | sz | BPF_MEM, dst, src, off, 0); }
+constexpr Insn stx(uint8_t sz, uint8_t dst, uint8_t src, int16_t off) { return make(BPF_STX | sz | BPF_MEM, dst, src, off, 0); }
+constexpr Insn st(uint8_t sz, uint8_t dst, int16_t off, int32_t imm) { return make(BPF_ST | sz | BPF_MEM, dst, 0, off, imm); }
+constexpr Insn nospec() { return make(BPF_ST | kModeNospec, 0, 0, 0, 0); }
+// ld_imm64: two slots. `lo` is the first slot, `hi` the second (code 0).
+constexpr Insn ldimm64_lo(uint8_t dst, uint8_t src_pseudo, int32_t imm) { return make(BPF_LD | BPF_IMM | BPF_DW, dst, src_pseudo, 0, imm); }
+constexpr Insn ldimm64_hi(int32_t imm) { return make(0, 0, 0, 0, imm); }
+
+constexpr bool same(const Insn& a, const Insn& b) {
+    return a.code == b.code && a.dst_reg == b.dst_reg && a.src_reg == b.src_reg && a.off == b.off && a.imm == b.imm;
+}
+
+}  // namespace patchfuzz::isa

@@ -1,0 +1,62 @@
+#pragma once
+// A rewrite pass: decides from the program and its aux data, as the kernel does, and hands
+// PatchBatches to whichever Patcher it is given (it cannot tell which; it never reads patched
+// code back within one batch). Passes run in the kernel's order (spec/patching.md §5.1).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bpf/arch/arch_profile.hpp"
+#include "bpf/patch/patch.hpp"
+#include "bpf/program/program.hpp"
+
+namespace patchfuzz::passes {
+
+// Which numeric-iterator inline to emit (iterators-isa-arch.md §2). V4 is the correct one; V1 and
+// V3 reconstruct the bug classes found in review; Off leaves the kfunc calls alone.
+enum class IterInline : uint8_t { V4, V1, V3, Off };
+
+// Which kernel's rewrite rules to follow where they differ (issue 9): bpf-next (default), 6.1, 6.12.
+enum class KernelProfile : uint8_t { BpfNext, K6_1, K6_12 };
+
+struct RewriteOptions {
+    ArchProfile arch;                  // JIT capabilities (bpf/arch/arch_profile.hpp)
+    IterInline iter_inline = IterInline::V4;
+    KernelProfile kernel = KernelProfile::BpfNext;
+    bool privileged = true;            // bpf_capable(): dead-code removal instead of sanitize
+    bool test_rnd_hi32 = false;        // BPF_F_TEST_RND_HI32
+    uint64_t rnd_hi32_seed = 0;        // deterministic stand-in for get_random_u32()
+    std::vector<std::string> only;     // pass names to run; empty = all, in kernel order
+};
+
+// One batch as it was applied: the input a recording Patcher saw (for oracles and triage).
+struct AppliedBatch {
+    std::string pass;
+    Program before;
+    PatchBatch batch;
+    PatchOutcome outcome;
+};
+
+struct PipelineResult {
+    PatchOutcome outcome;               // first failure, or ok
+    std::string failed_pass;            // empty when ok
+    std::vector<std::string> passes_run;
+    // per pass name: how many patches it emitted (pass-trigger coverage for campaigns)
+    std::vector<std::pair<std::string, uint32_t>> patch_counts;
+};
+
+class Pass {
+public:
+    virtual ~Pass() = default;
+    [[nodiscard]] virtual std::string_view name() const = 0;
+    // Emits its batches through `patcher`; returns the first failing outcome, or ok.
+    virtual PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) = 0;
+};
+
+// All pass names in kernel order ("bpf_loop", "dead_code", "misc_fixups", "iter_inline", "zext", ...).
+std::vector<std::string_view> pass_names();
+// Runs the selected passes in kernel order on `prog`, every batch through `patcher`.
+PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts);
+
+}  // namespace patchfuzz::passes

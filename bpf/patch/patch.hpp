@@ -1,0 +1,70 @@
+#pragma once
+// The patch requests both patchers take, and the Patcher interface (spec/patching.md §2-§4, §7).
+//
+// Coordinates: every Patch in a PatchBatch names positions in the program the batch is applied to
+// (the pass's input: "original" coordinates of spec §7), sorted by `pos`, at most one patch per
+// position, removal ranges disjoint from every other patch.
+//
+// Jump encoding inside Patch::insns is patch-local (the generator contract of spec §7.2): a
+// relative transfer (isa::relative_field() != None) at slot j with displacement d names the local
+// index L = j + d + 1.  0 <= L < n: a slot of this patch (kept verbatim by both patchers).
+// L >= n: original index pos + 1 + (L - n).  L < 0: original index pos + L.
+// The incremental patcher turns outgoing transfers into the current coordinates the kernel's own
+// generator would have used at that moment (backward targets already moved by earlier patches),
+// then applies the patch exactly as bpf_patch_insn_data() does; the batched patcher maps them
+// through the closed-form index map S of spec §7.1. Both must produce identical Programs.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bpf/isa/insn.hpp"
+#include "bpf/program/program.hpp"
+
+namespace patchfuzz::patch {
+
+enum class PatchKind : uint8_t {
+    Replace,       // replace the insn at `pos` by `insns` (n >= 1): bpf_patch_insn_data()
+    Remove,        // remove `count` insns from `pos`: verifier_remove_insns()
+    InsertBefore,  // prologue: the kernel patches `pos` with [insns..., copy of insn at pos] and then
+                   // calls adjust_jmp_off(prog, pos, insns.size()) so plain jumps skip the prologue
+};
+
+struct Patch {
+    PatchKind kind = PatchKind::Replace;
+    uint32_t pos = 0;
+    std::vector<isa::Insn> insns;  // Replace: the replacement; InsertBefore: the prologue only
+    uint32_t count = 0;            // Remove: how many insns
+};
+
+struct PatchBatch {
+    std::vector<Patch> patches;  // sorted by pos; see the coordinate rules above
+};
+
+// What a batch application returns. `err` is what the verifier returns to user space; a patch
+// whose displacements overflow is -ENOMEM there (bpf_patch_insn_data() returns NULL) with
+// raw_err = -ERANGE and the log line "insn N cannot be patched due to 16-bit range" (N =
+// aux[off].orig_idx of the failing patch). On failure the Program's contents are unspecified
+// (the kernel discards the program); only err/raw_err/log are compared.
+struct PatchOutcome {
+    int err = 0;
+    int raw_err = 0;
+    std::string log;
+    [[nodiscard]] bool ok() const { return err == 0; }
+    bool operator==(const PatchOutcome&) const = default;
+};
+
+class Patcher {
+public:
+    virtual ~Patcher() = default;
+    [[nodiscard]] virtual std::string_view name() const = 0;
+    virtual PatchOutcome apply(Program& prog, const PatchBatch& batch) = 0;
+};
+
+std::unique_ptr<Patcher> make_incremental_patcher();  // incremental_patcher.cpp
+std::unique_ptr<Patcher> make_batched_patcher();      // batched_patcher.cpp
+// "incremental" | "batched"; nullptr for an unknown name.
+std::unique_ptr<Patcher> make_patcher(std::string_view name);
+
+}  // namespace patchfuzz::patch

@@ -1,0 +1,40 @@
+#include "bpf/program/program.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace patchfuzz {
+
+bool operator==(const Program& a, const Program& b) {
+    if (a.insns.size() != b.insns.size()) return false;
+    for (size_t i = 0; i < a.insns.size(); ++i)
+        if (!isa::same(a.insns[i], b.insns[i])) return false;
+    return a.name == b.name && a.prog_type == b.prog_type && a.aux == b.aux && a.subprogs == b.subprogs &&
+           a.linfo == b.linfo && a.finfo == b.finfo && a.insn_arrays == b.insn_arrays && a.pokes == b.pokes &&
+           a.kfuncs == b.kfuncs && a.maps == b.maps;
+}
+
+Program make_program(std::vector<isa::Insn> insns) {
+    Program p;
+    p.insns = std::move(insns);
+    const auto n = static_cast<int64_t>(p.insns.size());
+    p.aux.resize(p.insns.size());
+    for (uint32_t i = 0; i < p.insns.size(); ++i) {
+        p.aux[i].orig_idx = i;
+        p.aux[i].seen = true;
+    }
+    std::set<uint32_t> starts{0};
+    for (int64_t i = 0; i < n; ++i) {
+        const auto& in = p.insns[static_cast<size_t>(i)];
+        if (isa::is_pseudo_call(in) || isa::is_pseudo_func(in)) {
+            int64_t t = i + 1 + in.imm;
+            if (t >= 0 && t < n) starts.insert(static_cast<uint32_t>(t));
+        }
+    }
+    for (uint32_t s : starts) p.subprogs.push_back(SubprogInfo{.start = s});
+    p.subprogs.push_back(SubprogInfo{.start = p.len()});
+    return p;
+}
+
+}  // namespace patchfuzz
