@@ -1,0 +1,28 @@
+#pragma once
+// ExecInput: what one execution of a program starts from. The generators (gen/) make these, the
+// interpreter (bpf/interp) consumes them, .case files store them (section `-- input`).
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace patchfuzz::interp {
+
+struct MapEntry {
+    std::vector<uint8_t> key;
+    std::vector<uint8_t> value;
+};
+
+struct ExecInput {
+    std::vector<uint8_t> ctx;     // context bytes; r1 points at them on entry
+    std::vector<uint8_t> packet;  // packet bytes (for programs whose ctx holds data/data_end)
+    // Initial r0..r9 (r1 is then overwritten with the ctx pointer). Values other than r1 are what a
+    // JIT would leave there: garbage the verifier forbids reading, but which exposes inline code
+    // that wrongly relies on upper halves (e.g. R2/R3 of bpf_iter_num_new).
+    std::array<uint64_t, 10> regs{};
+    std::vector<std::vector<MapEntry>> maps;  // initial contents, per Program::maps index
+    uint32_t cpu = 0;             // bpf_get_smp_processor_id()
+    uint64_t prandom_seed = 0;    // bpf_get_prandom_u32() stream
+    uint64_t step_budget = 1u << 24;  // exhausted -> result "unknown: step budget", never a pass
+};
+
+}  // namespace patchfuzz::interp
