@@ -1,0 +1,144 @@
+#include "oracles/structural.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <sstream>
+
+namespace patchfuzz::oracles {
+namespace {
+
+std::string hex_insn(const isa::Insn& i) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "code=0x%02x dst=r%u src=r%u off=%d imm=%d", i.code, i.dst_reg, i.src_reg, i.off,
+                  i.imm);
+    return buf;
+}
+
+std::string describe_aux(const InsnAux& a) {
+    std::ostringstream o;
+    o << "orig_idx=" << a.orig_idx << " seen=" << a.seen << " zext_dst=" << a.zext_dst << " needs_zext=" << a.needs_zext
+      << " nospec=" << a.nospec << " nospec_result=" << a.nospec_result << " alu_state=" << int(a.alu_state)
+      << " map_index=" << a.map_index << " loop_inline=" << a.loop_fit_for_inline
+      << " cb=" << a.loop_callback_subprogno << " indirect_target=" << a.indirect_target;
+    return o.str();
+}
+
+// Compares two vectors of comparable records; returns the first differing index or -1.
+template <class T, class Eq>
+int64_t first_diff(const std::vector<T>& a, const std::vector<T>& b, Eq eq) {
+    const size_t n = std::min(a.size(), b.size());
+    for (size_t i = 0; i < n; ++i)
+        if (!eq(a[i], b[i])) return static_cast<int64_t>(i);
+    return a.size() == b.size() ? -1 : static_cast<int64_t>(n);
+}
+
+struct Side {
+    const PatcherRun& e;
+    const PatcherRun& a;
+    std::string both(const std::string& what, const std::string& ev, const std::string& av) const {
+        return what + ": " + e.name + " has " + ev + ", " + a.name + " has " + av;
+    }
+};
+
+template <class T>
+std::string at_or_missing(const std::vector<T>& v, int64_t i, std::string (*show)(const T&)) {
+    return static_cast<size_t>(i) < v.size() ? show(v[static_cast<size_t>(i)]) : std::string("nothing (") +
+                                                                                     std::to_string(v.size()) +
+                                                                                     " entries)";
+}
+
+std::string show_subprog(const SubprogInfo& s) {
+    return "start=" + std::to_string(s.start) + " stack_depth=" + std::to_string(s.stack_depth) +
+           " stack_extra=" + std::to_string(s.stack_extra) + " linfo_idx=" + std::to_string(s.linfo_idx);
+}
+std::string show_linfo(const LineInfo& l) {
+    return "insn_off=" + std::to_string(l.insn_off) + " line_col=" + std::to_string(l.line_col);
+}
+std::string show_finfo(const FuncInfo& f) {
+    return "insn_off=" + std::to_string(f.insn_off) + " type_id=" + std::to_string(f.type_id);
+}
+std::string show_poke(const PokeDesc& p) {
+    return "insn_idx=" + std::to_string(p.insn_idx) + " map=" + std::to_string(p.map_index) +
+           " key=" + std::to_string(p.key);
+}
+std::string show_kfunc(const KfuncDesc& k) { return k.name + "#" + std::to_string(k.btf_id); }
+std::string show_aux(const InsnAux& a) { return describe_aux(a); }
+std::string show_insn(const isa::Insn& i) { return hex_insn(i); }
+
+}  // namespace
+
+Verdict compare_patcher_outputs(const PatcherRun& e, const PatcherRun& a) {
+    const Side s{e, a};
+    const std::string oracle = "structural";
+    if (e.outcome.err != a.outcome.err || e.outcome.raw_err != a.outcome.raw_err) {
+        const bool erange = e.outcome.raw_err == -34 || a.outcome.raw_err == -34;  // -ERANGE
+        return Verdict::fail(oracle, erange ? "erange-mismatch" : "error-mismatch", "patchers disagree on the outcome",
+                             s.both("outcome", "err " + std::to_string(e.outcome.err) + "/" +
+                                                   std::to_string(e.outcome.raw_err) + " '" + e.outcome.log + "'",
+                                    "err " + std::to_string(a.outcome.err) + "/" + std::to_string(a.outcome.raw_err) +
+                                        " '" + a.outcome.log + "'"));
+    }
+    if (e.outcome.log != a.outcome.log)
+        return Verdict::fail(oracle, "error-mismatch", "patchers disagree on the verifier log line",
+                             s.both("log", "'" + e.outcome.log + "'", "'" + a.outcome.log + "'"));
+    if (!e.outcome.ok()) return Verdict::pass_(oracle, "both failed with the same error");
+
+    const Program& pe = *e.program;
+    const Program& pa = *a.program;
+    if (pe.insns.size() != pa.insns.size())
+        return Verdict::fail(oracle, "length-mismatch", "patched programs differ in length",
+                             s.both("length", std::to_string(pe.insns.size()), std::to_string(pa.insns.size())));
+    if (auto i = first_diff(pe.insns, pa.insns, isa::same); i >= 0)
+        return Verdict::fail(oracle, "insn-mismatch", "patched insn " + std::to_string(i) + " differs",
+                             s.both("insn " + std::to_string(i), at_or_missing(pe.insns, i, show_insn),
+                                    at_or_missing(pa.insns, i, show_insn)));
+    if (auto i = first_diff(pe.aux, pa.aux, std::equal_to<>()); i >= 0)
+        return Verdict::fail(oracle, "aux-slot", "aux data of insn " + std::to_string(i) + " differs",
+                             s.both("aux " + std::to_string(i), at_or_missing(pe.aux, i, show_aux),
+                                    at_or_missing(pa.aux, i, show_aux)));
+    if (auto i = first_diff(pe.subprogs, pa.subprogs, std::equal_to<>()); i >= 0)
+        return Verdict::fail(oracle, "subprog-start", "subprog " + std::to_string(i) + " differs",
+                             s.both("subprog " + std::to_string(i), at_or_missing(pe.subprogs, i, show_subprog),
+                                    at_or_missing(pa.subprogs, i, show_subprog)));
+    if (auto i = first_diff(pe.linfo, pa.linfo, std::equal_to<>()); i >= 0)
+        return Verdict::fail(oracle, "linfo", "line info " + std::to_string(i) + " differs",
+                             s.both("linfo " + std::to_string(i), at_or_missing(pe.linfo, i, show_linfo),
+                                    at_or_missing(pa.linfo, i, show_linfo)));
+    if (auto i = first_diff(pe.finfo, pa.finfo, std::equal_to<>()); i >= 0)
+        return Verdict::fail(oracle, "finfo", "func info " + std::to_string(i) + " differs",
+                             s.both("finfo " + std::to_string(i), at_or_missing(pe.finfo, i, show_finfo),
+                                    at_or_missing(pa.finfo, i, show_finfo)));
+    if (pe.insn_arrays.size() != pa.insn_arrays.size())
+        return Verdict::fail(oracle, "insn-array", "different number of insn arrays",
+                             s.both("insn arrays", std::to_string(pe.insn_arrays.size()),
+                                    std::to_string(pa.insn_arrays.size())));
+    for (size_t m = 0; m < pe.insn_arrays.size(); ++m) {
+        const auto& ee = pe.insn_arrays[m].entries;
+        const auto& ae = pa.insn_arrays[m].entries;
+        if (auto i = first_diff(ee, ae, std::equal_to<>()); i >= 0) {
+            auto show = [](const std::vector<InsnArrayEntry>& v, int64_t k) {
+                return static_cast<size_t>(k) < v.size()
+                           ? "orig_off=" + std::to_string(v[size_t(k)].orig_off) +
+                                 " xlated_off=" + std::to_string(v[size_t(k)].xlated_off)
+                           : std::string("nothing");
+            };
+            return Verdict::fail(oracle, "insn-array",
+                                 "insn array " + std::to_string(m) + " entry " + std::to_string(i) + " differs",
+                                 s.both("insn array " + std::to_string(m) + "[" + std::to_string(i) + "]", show(ee, i),
+                                        show(ae, i)));
+        }
+    }
+    if (auto i = first_diff(pe.pokes, pa.pokes, std::equal_to<>()); i >= 0)
+        return Verdict::fail(oracle, "poke", "poke descriptor " + std::to_string(i) + " differs",
+                             s.both("poke " + std::to_string(i), at_or_missing(pe.pokes, i, show_poke),
+                                    at_or_missing(pa.pokes, i, show_poke)));
+    if (auto i = first_diff(pe.kfuncs, pa.kfuncs, std::equal_to<>()); i >= 0)
+        return Verdict::fail(oracle, "kfunc-desc", "kfunc descriptor " + std::to_string(i) + " differs",
+                             s.both("kfunc " + std::to_string(i), at_or_missing(pe.kfuncs, i, show_kfunc),
+                                    at_or_missing(pa.kfuncs, i, show_kfunc)));
+    if (!(pe.maps == pa.maps) || pe.prog_type != pa.prog_type || pe.name != pa.name)
+        return Verdict::fail(oracle, "program-meta", "maps, program type or name differ", "");
+    return Verdict::pass_(oracle, "identical: " + std::to_string(pe.insns.size()) + " insns and every side table");
+}
+
+}  // namespace patchfuzz::oracles
