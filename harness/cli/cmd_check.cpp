@@ -1,11 +1,134 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb. Says so and exits 2.
+// patchfuzz check CASE: run the oracles on one case and print every verdict (with reasons and
+// counterexamples).
 #include <cstdio>
+#include <sstream>
+#include <string>
 
+#include "bpf/arch/arch_profile.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/runner/expectation.hpp"
 
 namespace patchfuzz::cli {
-int cmd_check(Args) {
-    std::fprintf(stderr, "patchfuzz: 'check' is not built yet\n");
+namespace {
+
+void check_usage(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: patchfuzz check CASE.case [--oracle LIST] [--arch LIST] [--all] [--json]\n\n"
+                 "Run CASE through both patchers, the passes and the arch profiles, and print the oracles'\n"
+                 "verdicts. LIST: structural, smt-jump, smt-inline, exec, or `smt` for both SMT oracles\n"
+                 "(default: all). --arch defaults to the case's own arch. Passing verdicts are summarised\n"
+                 "unless --all.\n\n"
+                 "exit: 0 no failure, 1 a failure, 2 bad input or usage, 3 no failure but unknown verdicts\n");
+}
+
+int bad(const std::string& m) {
+    std::fprintf(stderr, "patchfuzz check: %s\n", m.c_str());
     return 2;
 }
+
+std::string json_str(const std::string& s) {
+    std::string o = "\"";
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') o += '\\';
+        if (ch == '\n') {
+            o += "\\n";
+            continue;
+        }
+        if (static_cast<unsigned char>(ch) < 0x20) continue;
+        o += ch;
+    }
+    return o + "\"";
+}
+
+}  // namespace
+
+int cmd_check(Args args) {
+    std::string path;
+    harness::RunConfig cfg;
+    bool json = false, all = false, arch_given = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string a = args[i];
+        if (a == "--help" || a == "-h") {
+            check_usage(stdout);
+            return 0;
+        } else if (a == "--json") {
+            json = true;
+        } else if (a == "--all") {
+            all = true;
+        } else if (a == "--oracle" || a == "--oracles") {
+            if (i + 1 >= args.size()) return bad(a + " needs a list");
+            cfg.oracles.clear();
+            std::stringstream ss(args[++i]);
+            std::string o;
+            while (std::getline(ss, o, ',')) {
+                if (o == "smt") {
+                    cfg.oracles.push_back("smt-jump");
+                    cfg.oracles.push_back("smt-inline");
+                    continue;
+                }
+                bool known = false;
+                for (const char* k : harness::kOracleNames) known |= o == k && o != std::string("kernel");
+                if (!known) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec, smt)");
+                cfg.oracles.push_back(o);
+            }
+        } else if (a == "--arch") {
+            if (i + 1 >= args.size()) return bad("--arch needs a list");
+            cfg.arches.clear();
+            std::stringstream ss(args[++i]);
+            std::string x;
+            while (std::getline(ss, x, ',')) {
+                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (x86_64, arm64, jit32)");
+                cfg.arches.push_back(x);
+            }
+            arch_given = true;
+        } else if (!a.empty() && a[0] == '-') {
+            return bad("unknown option '" + a + "' (see --help)");
+        } else if (path.empty()) {
+            path = a;
+        } else {
+            return bad("more than one case given");
+        }
+    }
+    if (path.empty()) {
+        check_usage(stderr);
+        return 2;
+    }
+    auto c = harness::read_case(path);
+    if (!c) return bad(c.error().to_string());
+    if (!arch_given) cfg.arches = {c->arch};
+    const auto report = harness::run_case(*c, cfg);
+    unsigned pass = 0, fail = 0, unknown = 0, skip = 0;
+    if (json) std::printf("[");
+    bool first = true;
+    for (const auto& v : report.verdicts) {
+        const auto o = v.verdict.outcome;
+        pass += o == oracles::Outcome::Pass;
+        fail += o == oracles::Outcome::Fail;
+        unknown += o == oracles::Outcome::Unknown;
+        skip += o == oracles::Outcome::Skip;
+        if (json) {
+            std::printf("%s\n  {\"oracle\": %s, \"arch\": %s, \"pass\": %s, \"patcher\": %s, \"verdict\": %s, "
+                        "\"divergence\": %s, \"reason\": %s, \"counterexample\": %s, \"signature\": %s}",
+                        first ? "" : ",", json_str(v.verdict.oracle).c_str(), json_str(v.arch).c_str(),
+                        json_str(v.pass).c_str(), json_str(v.patcher).c_str(),
+                        json_str(std::string(oracles::to_string(o))).c_str(), json_str(v.verdict.divergence).c_str(),
+                        json_str(v.verdict.reason).c_str(), json_str(v.verdict.counterexample).c_str(),
+                        json_str(o == oracles::Outcome::Fail ? harness::signature_of(v) : "").c_str());
+            first = false;
+        } else if (all || o != oracles::Outcome::Pass) {
+            std::printf("%-7s %-10s %-7s %-12s %s%s%s\n", std::string(oracles::to_string(o)).c_str(),
+                        v.verdict.oracle.c_str(), v.arch.c_str(), v.pass.empty() ? "-" : v.pass.c_str(),
+                        v.verdict.reason.c_str(), v.verdict.counterexample.empty() ? "" : "\n  ",
+                        v.verdict.counterexample.c_str());
+        }
+    }
+    if (json)
+        std::printf("\n]\n");
+    else
+        std::printf("%u verdicts: %u pass, %u fail, %u unknown, %u skip (%u batches)\n", pass + fail + unknown + skip,
+                    pass, fail, unknown, skip, report.batches);
+    if (fail) return 1;
+    return unknown ? 3 : 0;
+}
+
 }  // namespace patchfuzz::cli

@@ -1,0 +1,415 @@
+#include "harness/campaign/campaign.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "bpf/util/rng.hpp"
+#include "gen/profiles.hpp"
+#include "gen/program_gen.hpp"
+#include "gen/rng_source.hpp"
+#include "bpf/util/atomic_file.hpp"
+#include "bpf/util/check.hpp"
+#include "harness/triage/triage.hpp"
+
+namespace patchfuzz::harness {
+
+std::atomic<bool> g_stop_campaign{false};
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+uint64_t case_seed(uint64_t seed, uint64_t index) {
+    Rng r(seed ^ (index * 0xd1342543de82ef95ULL + 0x632be59bd9b4e019ULL));
+    r.next();
+    return r.next();
+}
+
+namespace {
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string json_escape(const std::string& s) {
+    std::string o;
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') o += '\\';
+        if (static_cast<unsigned char>(ch) < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\u%04x", ch);
+            o += b;
+            continue;
+        }
+        o += ch;
+    }
+    return o;
+}
+
+std::optional<passes::IterInline> parse_iter(const std::string& s) {
+    if (s == "v4") return passes::IterInline::V4;
+    if (s == "v1") return passes::IterInline::V1;
+    if (s == "v3") return passes::IterInline::V3;
+    if (s == "off") return passes::IterInline::Off;
+    return std::nullopt;
+}
+
+// Everything one case contributes to the summary, in a form a worker can stream to its parent as
+// one line: "C <pass> <fail> <unknown> <skip> <triggers,> <unknown reasons|>".
+struct CaseTally {
+    uint64_t pass = 0, fail = 0, unknown = 0, skip = 0;
+    std::set<std::string> triggers;
+    std::vector<std::string> unknown_reasons;
+
+    std::string encode() const {
+        std::string t, u;
+        for (const auto& x : triggers) t += (t.empty() ? "" : ",") + x;
+        for (const auto& x : unknown_reasons) {
+            std::string r = x;
+            for (char& ch : r)
+                if (ch == '|' || ch == '\n' || ch == '\t') ch = ' ';
+            u += (u.empty() ? "" : "|") + r;
+        }
+        return "C\t" + std::to_string(pass) + "\t" + std::to_string(fail) + "\t" + std::to_string(unknown) + "\t" +
+               std::to_string(skip) + "\t" + (t.empty() ? "-" : t) + "\t" + (u.empty() ? "-" : u);
+    }
+};
+
+class Aggregate {
+public:
+    explicit Aggregate(CampaignSummary& s) : s_(s) {}
+    void add(const CaseTally& t) {
+        ++s_.cases;
+        s_.verdicts["pass"] += t.pass;
+        s_.verdicts["fail"] += t.fail;
+        s_.verdicts["unknown"] += t.unknown;
+        s_.verdicts["skip"] += t.skip;
+        for (const auto& x : t.triggers) ++s_.pass_triggers[x];
+        for (const auto& r : t.unknown_reasons) ++s_.unknown_reasons[r];
+    }
+    void add_line(const std::string& line) {
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        std::string x;
+        while (std::getline(ss, x, '\t')) f.push_back(x);
+        if (f.size() == 7 && f[0] == "C") {
+            CaseTally t;
+            t.pass = std::stoull(f[1]);
+            t.fail = std::stoull(f[2]);
+            t.unknown = std::stoull(f[3]);
+            t.skip = std::stoull(f[4]);
+            if (f[5] != "-") {
+                std::stringstream ts(f[5]);
+                while (std::getline(ts, x, ',')) t.triggers.insert(x);
+            }
+            if (f[6] != "-") {
+                std::stringstream us(f[6]);
+                while (std::getline(us, x, '|')) t.unknown_reasons.push_back(x);
+            }
+            add(t);
+        } else if (f.size() >= 3 && f[0] == "F") {
+            add_finding(f[1] == "1", f[2]);
+        } else if (f.size() == 2 && f[0] == "K") {
+            s_.corpus_added += std::stoull(f[1]);
+        }
+    }
+    void add_finding(bool new_bucket, const std::string& signature) {
+        ++s_.findings;
+        (void)new_bucket;
+        if (std::find(s_.buckets.begin(), s_.buckets.end(), signature) == s_.buckets.end())
+            s_.buckets.push_back(signature);
+    }
+
+private:
+    CampaignSummary& s_;
+};
+
+// Runs cases and reports each through `emit` (a line for a worker, or straight into the
+// aggregate in-process). Returns when the index range, the deadline or the stop flag ends it.
+class Worker {
+public:
+    Worker(const CampaignConfig& cfg, Clock::time_point t0) : cfg_(cfg), t0_(t0) {}
+
+    template <class Emit>
+    void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
+        for (uint64_t i = first; i < end && !stopped(); i += step) run_one(make_case(i), emit, true);
+    }
+
+    template <class Emit>
+    void run_one(const Case& c, Emit&& emit, bool may_save_to_corpus) {
+        const CaseReport report = run_case(c, cfg_.run);
+        CaseTally t;
+        for (const auto& v : report.verdicts) {
+            switch (v.verdict.outcome) {
+                case oracles::Outcome::Pass: ++t.pass; break;
+                case oracles::Outcome::Fail: ++t.fail; break;
+                case oracles::Outcome::Unknown:
+                    ++t.unknown;
+                    t.unknown_reasons.push_back(v.verdict.oracle + ": " + v.verdict.reason);
+                    break;
+                case oracles::Outcome::Skip: ++t.skip; break;
+            }
+        }
+        bool new_feature = false;
+        for (const auto& [pass, n] : report.pass_triggers) {
+            if (n == 0) continue;
+            t.triggers.insert(pass);
+            new_feature |= seen_features_.insert(pass).second;
+        }
+        emit(t.encode());
+        if (report.failed()) {
+            const TriageResult tr = triage_failure(c, report, cfg_.run, cfg_.out_dir);
+            std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
+                         tr.new_bucket ? " (new bucket)" : " (known bucket)", tr.bucket_dir.c_str(),
+                         tr.replay_command.c_str());
+            emit("F\t" + std::string(tr.new_bucket ? "1" : "0") + "\t" + tr.signature);
+        }
+        if (may_save_to_corpus && new_feature && !cfg_.corpus_dir.empty()) {
+            const std::string path = cfg_.corpus_dir + "/gen-" + std::to_string(c.seed) + ".case";
+            if (write_case_file_atomic(c, path)) emit("K\t1");
+        }
+    }
+
+    Case make_case(uint64_t index) const {
+        const uint64_t seed = case_seed(cfg_.seed, index);
+        gen::RngSource src(seed);
+        Case c;
+        if (!cfg_.profile.empty()) {
+            c.program = gen::generate_profile(cfg_.profile, seed);
+            c.inputs = gen::make_inputs(c.program, src, 2);
+        } else {
+            gen::GenOptions go;
+            go.max_insns = cfg_.max_insns;
+            auto g = gen::generate(src, go);
+            c.program = std::move(g.program);
+            c.inputs = std::move(g.inputs);
+        }
+        c.seed = seed;
+        c.options.iter_inline = parse_iter(cfg_.iter_inline).value_or(passes::IterInline::V4);
+        c.comments = {"found-by: patchfuzz fuzz --seed " + std::to_string(cfg_.seed) + " (case " +
+                      std::to_string(index) + ", case seed " + std::to_string(seed) + ")"};
+        return c;
+    }
+
+    bool stopped() const { return g_stop_campaign.load() || (cfg_.seconds > 0 && since(t0_) >= cfg_.seconds); }
+
+private:
+    const CampaignConfig& cfg_;
+    Clock::time_point t0_;
+    std::set<std::string> seen_features_;
+};
+
+void print_status(const CampaignSummary& s, double elapsed, bool final_line) {
+    const size_t npass = passes::pass_names().size();
+    size_t covered = 0;
+    for (auto name : passes::pass_names()) covered += s.pass_triggers.count(std::string(name)) != 0;
+    auto get = [&](const char* k) {
+        auto it = s.verdicts.find(k);
+        return it == s.verdicts.end() ? 0ull : static_cast<unsigned long long>(it->second);
+    };
+    std::fprintf(stderr,
+                 "\r[%6.1fs] cases %llu (%.0f/s) | pass %llu fail %llu unknown %llu skip %llu | passes triggered "
+                 "%zu/%zu | findings %llu buckets %zu   %s",
+                 elapsed, static_cast<unsigned long long>(s.cases), elapsed > 0 ? double(s.cases) / elapsed : 0.0,
+                 get("pass"), get("fail"), get("unknown"), get("skip"), covered, npass,
+                 static_cast<unsigned long long>(s.findings), s.buckets.size(), final_line ? "\n" : "");
+    std::fflush(stderr);
+}
+
+void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, CampaignSummary& sum) {
+    if (cfg.corpus_dir.empty() || !fs::is_directory(cfg.corpus_dir)) return;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(cfg.corpus_dir))
+        if (e.is_regular_file() && e.path().extension() == ".case") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+        if (w.stopped()) break;
+        auto c = read_case(f.string());
+        if (!c) {
+            std::fprintf(stderr, "patchfuzz fuzz: skipping corpus file %s\n", c.error().to_string().c_str());
+            continue;
+        }
+        ++sum.corpus_cases;
+        w.run_one(*c, [&](const std::string& line) { agg.add_line(line); }, false);
+    }
+}
+
+}  // namespace
+
+CampaignSummary run_campaign(const CampaignConfig& cfg) {
+    CampaignSummary sum;
+    sum.seed = cfg.seed;
+    Aggregate agg(sum);
+    const auto t0 = Clock::now();
+    fs::create_directories(cfg.out_dir);
+    if (!cfg.corpus_dir.empty()) fs::create_directories(cfg.corpus_dir);
+    Worker main_worker(cfg, t0);
+    replay_corpus(cfg, main_worker, agg, sum);
+
+    const uint64_t end = cfg.runs ? cfg.runs : UINT64_MAX;
+    const bool tty = isatty(STDERR_FILENO) != 0;
+    double last_status = 0;
+    // timeline.csv (for `patchfuzz report`): one row a second, rewritten atomically.
+    std::string timeline = "elapsed_s,cases,cases_per_s,passes_triggered,unknown,findings,buckets\n";
+    double last_row = 0;
+    uint64_t last_cases = 0;
+    auto add_row = [&](double e) {
+        size_t covered = 0;
+        for (auto name : passes::pass_names()) covered += sum.pass_triggers.count(std::string(name)) != 0;
+        const double rate = e > last_row ? double(sum.cases - last_cases) / (e - last_row) : 0;
+        char row[160];
+        std::snprintf(row, sizeof row, "%.2f,%llu,%.1f,%zu,%llu,%llu,%zu\n", e, static_cast<unsigned long long>(sum.cases),
+                      rate, covered, static_cast<unsigned long long>(sum.verdicts["unknown"]),
+                      static_cast<unsigned long long>(sum.findings), sum.buckets.size());
+        timeline += row;
+        last_row = e;
+        last_cases = sum.cases;
+        (void)write_file_atomic(cfg.out_dir + "/timeline.csv", timeline);
+    };
+    auto maybe_status = [&] {
+        const double e = since(t0);
+        if (cfg.status_line && (e - last_status >= (tty ? 0.5 : 5.0))) {
+            print_status(sum, e, !tty);
+            last_status = e;
+        }
+        if (e - last_row >= 1.0) add_row(e);
+    };
+
+    if (cfg.jobs <= 1) {
+        main_worker.run_indices(0, 1, end, [&](const std::string& line) {
+            agg.add_line(line);
+            maybe_status();
+        });
+    } else {
+        struct Child {
+            pid_t pid;
+            int fd;
+            std::string buf;
+        };
+        std::vector<Child> kids;
+        for (uint32_t w = 0; w < cfg.jobs; ++w) {
+            int p[2];
+            PATCHFUZZ_CHECK(pipe(p) == 0, "pipe");
+            const pid_t pid = fork();
+            PATCHFUZZ_CHECK(pid >= 0, "fork");
+            if (pid == 0) {
+                close(p[0]);
+                Worker wk(cfg, t0);
+                FILE* out = fdopen(p[1], "w");
+                wk.run_indices(w, cfg.jobs, end, [&](const std::string& line) {
+                    std::fputs(line.c_str(), out);
+                    std::fputc('\n', out);
+                    std::fflush(out);
+                });
+                std::fclose(out);
+                _exit(0);
+            }
+            close(p[1]);
+            kids.push_back({pid, p[0], {}});
+        }
+        size_t open = kids.size();
+        while (open > 0) {
+            std::vector<pollfd> pfds;
+            for (auto& k : kids)
+                if (k.fd >= 0) pfds.push_back({k.fd, POLLIN, 0});
+            poll(pfds.data(), pfds.size(), 200);
+            for (auto& k : kids) {
+                if (k.fd < 0) continue;
+                pollfd one{k.fd, POLLIN, 0};
+                if (poll(&one, 1, 0) <= 0) continue;
+                char b[65536];
+                const ssize_t n = read(k.fd, b, sizeof b);
+                if (n <= 0) {
+                    close(k.fd);
+                    k.fd = -1;
+                    --open;
+                    continue;
+                }
+                k.buf.append(b, static_cast<size_t>(n));
+                size_t nl;
+                while ((nl = k.buf.find('\n')) != std::string::npos) {
+                    agg.add_line(k.buf.substr(0, nl));
+                    k.buf.erase(0, nl + 1);
+                }
+            }
+            if (g_stop_campaign.load())
+                for (auto& k : kids) kill(k.pid, SIGTERM);
+            maybe_status();
+        }
+        for (auto& k : kids) {
+            int st = 0;
+            waitpid(k.pid, &st, 0);
+            if (WIFSIGNALED(st) && WTERMSIG(st) != SIGTERM) ++sum.workers_crashed;
+            if (WIFEXITED(st) && WEXITSTATUS(st) != 0) ++sum.workers_crashed;
+        }
+    }
+    sum.seconds = since(t0);
+    add_row(sum.seconds);
+    (void)write_file_atomic(cfg.out_dir + "/summary.json", sum.to_json() + "\n");
+    if (cfg.status_line) print_status(sum, sum.seconds, true);
+    return sum;
+}
+
+std::string CampaignSummary::to_json() const {
+    std::ostringstream o;
+    o << "{\"seed\": " << seed << ", \"seconds\": " << seconds << ", \"cases\": " << cases
+      << ", \"corpus_cases\": " << corpus_cases << ", \"cases_per_sec\": " << cases_per_sec()
+      << ", \"findings\": " << findings << ", \"unknown\": "
+      << (verdicts.count("unknown") ? verdicts.at("unknown") : 0) << ", \"verdicts\": {";
+    bool first = true;
+    for (const auto& [k, v] : verdicts) {
+        o << (first ? "" : ", ") << "\"" << k << "\": " << v;
+        first = false;
+    }
+    o << "}, \"unknown_reasons\": {";
+    first = true;
+    for (const auto& [k, v] : unknown_reasons) {
+        o << (first ? "" : ", ") << "\"" << json_escape(k) << "\": " << v;
+        first = false;
+    }
+    o << "}, \"pass_triggers\": {";
+    first = true;
+    for (const auto& [k, v] : pass_triggers) {
+        o << (first ? "" : ", ") << "\"" << json_escape(k) << "\": " << v;
+        first = false;
+    }
+    o << "}, \"buckets\": [";
+    first = true;
+    for (const auto& b : buckets) {
+        o << (first ? "" : ", ") << "\"" << json_escape(b) << "\"";
+        first = false;
+    }
+    o << "], \"corpus_added\": " << corpus_added << ", \"workers_crashed\": " << workers_crashed << "}";
+    return o.str();
+}
+
+std::string CampaignSummary::to_text() const {
+    std::ostringstream o;
+    o << "campaign summary (seed " << seed << ")\n";
+    o << "  cases        " << cases << " in " << seconds << " s (" << cases_per_sec() << " cases/s)";
+    if (corpus_cases) o << ", " << corpus_cases << " from the corpus";
+    o << "\n  verdicts    ";
+    for (const auto& [k, v] : verdicts) o << " " << k << " " << v;
+    o << "\n  passes that emitted patches (cases):";
+    for (auto name : passes::pass_names()) {
+        auto it = pass_triggers.find(std::string(name));
+        o << " " << name << "=" << (it == pass_triggers.end() ? 0 : it->second);
+    }
+    o << "\n";
+    if (!unknown_reasons.empty()) {
+        o << "  unknown verdicts (never counted as pass):\n";
+        for (const auto& [k, v] : unknown_reasons) o << "    " << v << " x " << k << "\n";
+    }
+    o << "  findings     " << findings << " in " << buckets.size() << " bucket(s)\n";
+    for (const auto& b : buckets) o << "    " << b << "\n";
+    if (corpus_added) o << "  corpus       +" << corpus_added << " new-coverage cases\n";
+    if (workers_crashed) o << "  WORKERS CRASHED: " << workers_crashed << "\n";
+    return o.str();
+}
+
+}  // namespace patchfuzz::harness

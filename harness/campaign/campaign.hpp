@@ -1,0 +1,56 @@
+#pragma once
+// A fuzzing campaign (`patchfuzz fuzz`): in-process generation through the generator core, every
+// case through the runner, failures through triage, a live status line and a summary. With
+// jobs > 1, J worker processes run disjoint case indices and stream their figures to the parent,
+// which merges them (a crashed worker is reported, not fatal).
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/runner/runner.hpp"
+
+namespace patchfuzz::harness {
+
+struct CampaignConfig {
+    uint64_t seed = 1;             // case i uses a seed derived from (seed, i): replayable one by one
+    double seconds = 0;            // 0 = no time limit
+    uint64_t runs = 0;             // 0 = no case limit (one of seconds/runs must be set)
+    uint32_t jobs = 1;
+    RunConfig run;                 // oracles, arches, patchers
+    std::string profile;           // gen profile name, empty = random small programs
+    uint32_t max_insns = 96;
+    std::string corpus_dir;        // .case files replayed first; new-coverage cases saved here
+    std::string out_dir = "patchfuzz-out";
+    bool status_line = true;       // live status on stderr
+    std::string iter_inline = "v4";
+};
+
+struct CampaignSummary {
+    uint64_t seed = 0;
+    double seconds = 0;
+    uint64_t cases = 0;
+    uint64_t corpus_cases = 0;     // of which replayed from --corpus
+    std::map<std::string, uint64_t> verdicts;      // pass/fail/unknown/skip -> count
+    std::map<std::string, uint64_t> unknown_reasons;
+    std::map<std::string, uint64_t> pass_triggers; // cases in which each pass emitted patches
+    uint64_t findings = 0;         // failing cases
+    std::vector<std::string> buckets;  // distinct signatures
+    uint64_t corpus_added = 0;
+    uint32_t workers_crashed = 0;
+
+    [[nodiscard]] double cases_per_sec() const { return seconds > 0 ? double(cases) / seconds : 0; }
+    [[nodiscard]] std::string to_json() const;
+    [[nodiscard]] std::string to_text() const;
+};
+
+// Set by SIGINT/SIGTERM handlers; the campaign finishes its current case and summarises.
+extern std::atomic<bool> g_stop_campaign;
+
+CampaignSummary run_campaign(const CampaignConfig& cfg);
+
+// Seed of case `index` in a campaign seeded with `seed` (SplitMix64 of both).
+uint64_t case_seed(uint64_t seed, uint64_t index);
+
+}  // namespace patchfuzz::harness

@@ -1,0 +1,131 @@
+#include "harness/campaign/html_report.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace patchfuzz::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+std::string esc(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        switch (c) {
+            case '<': o += "&lt;"; break;
+            case '>': o += "&gt;"; break;
+            case '&': o += "&amp;"; break;
+            case '"': o += "&quot;"; break;
+            default: o += c;
+        }
+    }
+    return o;
+}
+
+// A line chart of y over x as inline SVG.
+std::string svg_chart(const std::string& title, const std::vector<double>& xs, const std::vector<double>& ys,
+                      const std::string& ylabel) {
+    const double w = 520, h = 200, l = 60, b = 30, t = 24, r = 12;
+    double xmax = xs.empty() ? 1 : *std::max_element(xs.begin(), xs.end());
+    double ymax = ys.empty() ? 1 : *std::max_element(ys.begin(), ys.end());
+    if (xmax <= 0) xmax = 1;
+    if (ymax <= 0) ymax = 1;
+    std::ostringstream o;
+    o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h << "' class='chart'>";
+    o << "<text x='" << l << "' y='16' font-size='13' font-weight='bold'>" << esc(title) << "</text>";
+    o << "<line x1='" << l << "' y1='" << h - b << "' x2='" << w - r << "' y2='" << h - b << "' stroke='#888'/>";
+    o << "<line x1='" << l << "' y1='" << t << "' x2='" << l << "' y2='" << h - b << "' stroke='#888'/>";
+    o << "<text x='4' y='" << t + 10 << "' font-size='11'>" << ymax << "</text>";
+    o << "<text x='4' y='" << h - b << "' font-size='11'>0</text>";
+    o << "<text x='" << w - r - 60 << "' y='" << h - 8 << "' font-size='11'>" << xmax << " s</text>";
+    o << "<text x='4' y='" << h / 2 << "' font-size='11'>" << esc(ylabel) << "</text>";
+    o << "<polyline fill='none' stroke='#2a6fdb' stroke-width='2' points='";
+    for (size_t i = 0; i < xs.size() && i < ys.size(); ++i)
+        o << l + (w - l - r) * xs[i] / xmax << "," << (h - b) - (h - b - t) * ys[i] / ymax << " ";
+    o << "'/></svg>";
+    return o.str();
+}
+
+}  // namespace
+
+Expected<std::string> render_campaign_report(const std::string& dir, const std::string& bench_plot) {
+    const fs::path d(dir);
+    if (!fs::is_directory(d)) return Error{dir, "not a directory"};
+    const fs::path tl = d / "timeline.csv";
+    if (!fs::exists(tl)) return Error{dir, "no timeline.csv: not a `patchfuzz fuzz --out` directory"};
+    std::vector<double> t, rate, covered, unknown, findings;
+    {
+        std::istringstream in(slurp(tl));
+        std::string line;
+        size_t lineno = 0;
+        while (std::getline(in, line)) {
+            ++lineno;
+            if (lineno == 1) continue;
+            std::vector<double> f;
+            std::istringstream ls(line);
+            std::string x;
+            while (std::getline(ls, x, ',')) {
+                try {
+                    f.push_back(std::stod(x));
+                } catch (...) {
+                    return Error{tl.string() + ":" + std::to_string(lineno), "not a number: '" + x + "'"};
+                }
+            }
+            if (f.size() != 7) return Error{tl.string() + ":" + std::to_string(lineno), "expected 7 columns"};
+            t.push_back(f[0]);
+            rate.push_back(f[2]);
+            covered.push_back(f[3]);
+            unknown.push_back(f[4]);
+            findings.push_back(f[5]);
+        }
+    }
+    std::ostringstream o;
+    o << "<!doctype html><html><head><meta charset='utf-8'><title>patchfuzz campaign " << esc(dir)
+      << "</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
+         "pre{background:#f4f4f4;padding:8px;overflow:auto;font-size:12px}.chart{margin:8px}"
+         "h2{border-bottom:1px solid #ccc}</style></head><body>";
+    o << "<h1>patchfuzz campaign: " << esc(dir) << "</h1>";
+    if (fs::exists(d / "summary.json")) o << "<h2>Summary</h2><pre>" << esc(slurp(d / "summary.json")) << "</pre>";
+    o << "<h2>Over time</h2>";
+    o << svg_chart("cases per second", t, rate, "cases/s");
+    o << svg_chart("passes that emitted patches (coverage)", t, covered, "passes");
+    o << svg_chart("unknown verdicts (never counted as pass)", t, unknown, "unknown");
+    o << svg_chart("findings", t, findings, "findings");
+    o << "<h2>Buckets</h2>";
+    const fs::path fd = d / "findings";
+    std::vector<fs::path> buckets;
+    if (fs::is_directory(fd))
+        for (const auto& e : fs::directory_iterator(fd))
+            if (e.is_directory()) buckets.push_back(e.path());
+    std::sort(buckets.begin(), buckets.end());
+    if (buckets.empty()) o << "<p>No findings.</p>";
+    for (const auto& b : buckets) {
+        o << "<h3>" << esc(b.filename().string()) << "</h3>";
+        if (fs::exists(b / "hits")) o << "<p>hits: " << esc(slurp(b / "hits")) << "</p>";
+        for (const char* f : {"verdict.txt", "repro.case", "repro_selftest.c", "repro.data"})
+            if (fs::exists(b / f))
+                o << "<details" << (std::string(f) == "verdict.txt" ? " open" : "") << "><summary>" << f
+                  << "</summary><pre>" << esc(slurp(b / f)) << "</pre></details>";
+    }
+    if (!bench_plot.empty()) {
+        o << "<h2>Patcher scaling (patchfuzz bench)</h2>";
+        if (!fs::exists(bench_plot)) return Error{bench_plot, "no such file"};
+        const std::string content = slurp(bench_plot);
+        if (content.find("<svg") == std::string::npos) return Error{bench_plot, "not an SVG plot (use --plot x.svg)"};
+        o << content.substr(content.find("<svg"));
+    }
+    o << "</body></html>\n";
+    return o.str();
+}
+
+}  // namespace patchfuzz::harness

@@ -1,0 +1,41 @@
+// Example external patcher: patchfuzz's own batched patcher behind the C ABI of
+// include/patchfuzz/patcher.h. Built as build/libpatchfuzz_example_patcher.so; a kernel developer
+// copies this file and replaces the body of patchfuzz_patcher_apply() with a call into their code.
+#include <cstring>
+
+#include "bpf/patch/patch.hpp"
+#include "harness/plugin/pf_convert.hpp"
+#include "include/patchfuzz/patcher.h"
+
+extern "C" {
+
+#ifndef PATCHFUZZ_EXAMPLE_ABI
+#define PATCHFUZZ_EXAMPLE_ABI PATCHFUZZ_PATCHER_ABI_VERSION
+#endif
+uint32_t patchfuzz_patcher_abi_version(void) { return PATCHFUZZ_EXAMPLE_ABI; }
+
+const char* patchfuzz_patcher_name(void) { return "example-batched"; }
+
+int patchfuzz_patcher_apply(const pf_program* in, const pf_patch* patches, uint32_t nr_patches, pf_program* out,
+                            pf_result* result) {
+    using namespace patchfuzz;
+#ifdef PATCHFUZZ_EXAMPLE_CRASH
+    // Test variant: a plugin that dies must become a finding, not a dead campaign.
+    if (nr_patches > 0) __builtin_trap();
+#endif
+    // Fields the ABI does not carry (maps, kfuncs) are not needed by patching.
+    Program prog = plugin::from_pf(*in, Program{});
+    const patch::PatchBatch batch = plugin::from_pf(patches, nr_patches);
+    auto patcher = patch::make_batched_patcher();
+    const patch::PatchOutcome o = patcher->apply(prog, batch);
+    result->err = o.err;
+    result->raw_err = o.raw_err;
+    std::strncpy(result->log, o.log.c_str(), sizeof result->log - 1);
+    result->log[sizeof result->log - 1] = 0;
+    plugin::to_pf_malloc(prog, *out);
+    return 0;
+}
+
+void patchfuzz_patcher_free(pf_program* out) { patchfuzz::plugin::free_pf_malloc(*out); }
+
+}  // extern "C"

@@ -1,0 +1,29 @@
+#pragma once
+// PluginPatcher: an external batched patcher loaded with dlopen through the stable C ABI of
+// include/patchfuzz/patcher.h, wrapped as a patch::Patcher so the runner checks it against the
+// incremental model on every case.
+#include <memory>
+#include <string>
+
+#include "bpf/patch/patch.hpp"
+#include "bpf/util/error.hpp"
+
+namespace patchfuzz::harness {
+
+class PluginPatcher : public patch::Patcher {
+public:
+    // Errors: missing file, not a shared object, missing symbols, wrong ABI version — each with the
+    // path and what was expected.
+    static Expected<std::unique_ptr<PluginPatcher>> open(const std::string& path);
+    ~PluginPatcher() override;
+    [[nodiscard]] std::string_view name() const override { return name_; }
+    patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override;
+
+private:
+    PluginPatcher() = default;
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    std::string name_;
+};
+
+}  // namespace patchfuzz::harness

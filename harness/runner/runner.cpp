@@ -1,0 +1,201 @@
+#include "harness/runner/runner.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "bpf/arch/arch_profile.hpp"
+#include "bpf/util/check.hpp"
+#include "oracles/exec/exec_diff.hpp"
+#include "oracles/smt/inline_equiv.hpp"
+#include "oracles/smt/jump_oracle.hpp"
+#include "oracles/structural.hpp"
+
+namespace patchfuzz::harness {
+namespace {
+
+// Wraps the reference patcher and keeps, for every batch a pass hands it, the program it was
+// applied to, the batch, the outcome and the result: the per-batch evidence every oracle needs.
+struct RecordedBatch {
+    std::string pass;
+    Program before;
+    patch::PatchBatch batch;
+    patch::PatchOutcome outcome;
+    Program after;
+};
+
+class RecordingPatcher final : public patch::Patcher {
+public:
+    RecordingPatcher(patch::Patcher& inner, std::vector<RecordedBatch>& out) : inner_(inner), out_(out) {}
+    std::string_view name() const override { return inner_.name(); }
+    patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
+        RecordedBatch r{.pass = current_pass, .before = prog, .batch = batch};
+        r.outcome = inner_.apply(prog, batch);
+        r.after = prog;
+        out_.push_back(std::move(r));
+        return out_.back().outcome;
+    }
+    std::string current_pass;
+
+private:
+    patch::Patcher& inner_;
+    std::vector<RecordedBatch>& out_;
+};
+
+bool wants(const RunConfig& cfg, std::string_view oracle) {
+    for (const auto& o : cfg.oracles)
+        if (o == oracle) return true;
+    return false;
+}
+
+std::string kind_of(const patch::PatchBatch& b) {
+    std::string k;
+    for (const auto& p : b.patches) {
+        const char* name = p.kind == patch::PatchKind::Replace  ? "replace"
+                           : p.kind == patch::PatchKind::Remove ? "remove"
+                                                                : "insert-before";
+        if (k.find(name) == std::string::npos) k += k.empty() ? name : std::string("+") + name;
+    }
+    return k.empty() ? "none" : k;
+}
+
+// Inline proofs depend only on (arch, iterator variant): prove once per process.
+std::vector<oracles::smt::InlineProof> inline_proofs(const ArchProfile& arch, passes::IterInline iter,
+                                                     uint32_t timeout_ms) {
+    static std::mutex mu;
+    static std::map<std::string, std::vector<oracles::smt::InlineProof>> cache;
+    const std::string key = std::string(arch.name) + "/" + std::to_string(int(iter));
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    oracles::smt::InlineProofOptions o;
+    o.arches = {arch};
+    o.iter = iter;
+    o.smt.timeout_ms = timeout_ms;
+    return cache[key] = oracles::smt::prove_inlines(o);
+}
+
+}  // namespace
+
+bool CaseReport::failed() const { return first_failure() != nullptr; }
+
+uint32_t CaseReport::unknown_count() const {
+    uint32_t n = 0;
+    for (const auto& v : verdicts) n += v.verdict.outcome == oracles::Outcome::Unknown;
+    return n;
+}
+
+const OracleVerdict* CaseReport::first_failure() const {
+    for (const auto& v : verdicts)
+        if (v.verdict.outcome == oracles::Outcome::Fail) return &v;
+    return nullptr;
+}
+
+std::string signature_of(const OracleVerdict& v) {
+    const auto& d = v.verdict;
+    return d.oracle + "/" + (v.pass.empty() ? "-" : v.pass) + "/" + (d.patch_kind.empty() ? "-" : d.patch_kind) +
+           "/" + (d.divergence.empty() ? "-" : d.divergence) + "/" + (v.arch.empty() ? "-" : v.arch);
+}
+
+CaseReport run_case(const Case& c, const RunConfig& cfg) {
+    CaseReport report;
+    const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
+    PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
+
+    auto add = [&](oracles::Verdict v, const std::string& arch, const std::string& pass, const std::string& patcher) {
+        v.arch = arch;
+        v.pass = pass;
+        report.verdicts.push_back(OracleVerdict{std::move(v), arch, pass, patcher});
+    };
+
+    for (const auto& arch_name : cfg.arches) {
+        auto arch = arch_by_name(arch_name);
+        PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
+        passes::RewriteOptions opts = c.options;
+        opts.arch = *arch;
+
+        auto reference = patch::make_patcher(patcher_names[0]);
+        PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
+        std::vector<RecordedBatch> batches;
+        RecordingPatcher recorder(*reference, batches);
+        Program rewritten = c.program;
+        patch::PatchOutcome final_outcome;
+
+        if (!c.patches.empty()) {
+            recorder.current_pass = "explicit";
+            for (const auto& b : c.patches) {
+                final_outcome = recorder.apply(rewritten, b);
+                report.pass_triggers["explicit"] += static_cast<uint32_t>(b.patches.size());
+                if (!final_outcome.ok()) break;
+            }
+        } else {
+            for (auto name : passes::pass_names()) {
+                if (!c.options.only.empty() &&
+                    std::find(c.options.only.begin(), c.options.only.end(), name) == c.options.only.end())
+                    continue;
+                passes::RewriteOptions one = opts;
+                one.only = {std::string(name)};
+                recorder.current_pass = std::string(name);
+                const auto res = passes::run_pipeline(rewritten, recorder, one);
+                for (const auto& [pass, n] : res.patch_counts) report.pass_triggers[pass] += n;
+                final_outcome = res.outcome;
+                if (!res.outcome.ok()) break;
+            }
+        }
+        report.batches += static_cast<uint32_t>(batches.size());
+
+        // Per batch: every other patcher on the same input, compared with the reference; the SMT
+        // jump oracle on every patcher's output.
+        std::vector<std::pair<std::string, std::unique_ptr<patch::Patcher>>> others;
+        for (size_t i = 1; i < patcher_names.size(); ++i) others.emplace_back(patcher_names[i], patch::make_patcher(patcher_names[i]));
+        for (const auto& rb : batches) {
+            const std::string kind = kind_of(rb.batch);
+            auto run_other = [&](const std::string& name, patch::Patcher& q) {
+                Program out = rb.before;
+                const auto outcome = q.apply(out, rb.batch);
+                if (wants(cfg, "structural")) {
+                    auto v = oracles::compare_patcher_outputs({patcher_names[0], &rb.after, rb.outcome}, {name, &out, outcome});
+                    v.patch_kind = kind;
+                    add(std::move(v), arch_name, rb.pass, name);
+                }
+                if (wants(cfg, "smt-jump")) {
+                    oracles::smt::SmtOptions so;
+                    so.timeout_ms = cfg.smt_timeout_ms;
+                    auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, outcome, out, so);
+                    v.patch_kind = kind;
+                    add(std::move(v), arch_name, rb.pass, name);
+                }
+            };
+            for (auto& [name, q] : others) run_other(name, *q);
+            if (cfg.external != nullptr) run_other(cfg.external_name, *cfg.external);
+            if (wants(cfg, "smt-jump")) {
+                oracles::smt::SmtOptions so;
+                so.timeout_ms = cfg.smt_timeout_ms;
+                auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
+                v.patch_kind = kind;
+                add(std::move(v), arch_name, rb.pass, patcher_names[0]);
+            }
+        }
+
+        if (wants(cfg, "smt-inline") && c.options.iter_inline != passes::IterInline::Off) {
+            for (auto& proof : inline_proofs(*arch, c.options.iter_inline, cfg.smt_timeout_ms))
+                add(std::move(proof.verdict), arch_name, "iter_inline", proof.sequence);
+        }
+
+        if (wants(cfg, "exec") && final_outcome.ok() && c.patches.empty()) {
+            // Original (kfunc and helper calls run by reference models) vs each patcher's rewrite,
+            // on the case's own inputs and on generated ones (seeded by the case).
+            oracles::exec::ExecDiffOptions eo;
+            eo.archs = {*arch};
+            eo.patchers = patcher_names;
+            eo.rewrite = opts;
+            eo.given = c.inputs;
+            eo.inputs = cfg.exec_inputs;
+            eo.seed = c.seed;
+            add(oracles::exec::exec_diff(c.program, eo), arch_name, "", "");
+        }
+    }
+    return report;
+}
+
+}  // namespace patchfuzz::harness

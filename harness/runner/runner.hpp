@@ -1,0 +1,55 @@
+#pragma once
+// The one runner: a case -> both patchers x the passes x the arch profiles -> every oracle -> a
+// report of verdicts. Tests, fuzz targets, the CLI (check, replay, fuzz) and triage all call it.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bpf/passes/pass.hpp"
+#include "bpf/program/program.hpp"
+#include "harness/case/case_file.hpp"
+#include "oracles/verdict.hpp"
+
+namespace patchfuzz::harness {
+
+// Oracle names accepted by --oracles.
+inline constexpr const char* kOracleNames[] = {"structural", "smt-jump", "smt-inline", "exec", "kernel"};
+
+struct RunConfig {
+    std::vector<std::string> oracles{"structural", "smt-jump", "smt-inline", "exec"};
+    std::vector<std::string> arches{"x86_64", "arm64", "jit32"};
+    // The first patcher is the reference (the kernel model); every other one is compared with it.
+    std::vector<std::string> patchers{"incremental", "batched"};
+    // An external batched patcher loaded with --patcher-lib (owned elsewhere), compared too.
+    patch::Patcher* external = nullptr;
+    std::string external_name;
+    uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, if the case has none
+    uint32_t smt_timeout_ms = 2000;
+};
+
+struct OracleVerdict {
+    oracles::Verdict verdict;
+    std::string arch;
+    std::string pass;     // the pass whose batch was being checked (if any)
+    std::string patcher;  // the patcher under test (if any)
+};
+
+struct CaseReport {
+    std::vector<OracleVerdict> verdicts;
+    std::map<std::string, uint32_t> pass_triggers;  // patches emitted per pass (coverage)
+    uint32_t batches = 0;
+
+    [[nodiscard]] bool failed() const;
+    [[nodiscard]] uint32_t unknown_count() const;
+    // The first failing verdict (nullptr when none).
+    [[nodiscard]] const OracleVerdict* first_failure() const;
+};
+
+CaseReport run_case(const Case& c, const RunConfig& cfg);
+
+// Semantic signature of a failure (issue 7): oracle/pass/patch-kind/divergence/arch.
+std::string signature_of(const OracleVerdict& v);
+
+}  // namespace patchfuzz::harness

@@ -1,0 +1,77 @@
+#include "harness/triage/minimize.hpp"
+
+#include <chrono>
+
+#include "gen/shrink.hpp"
+
+namespace patchfuzz::harness {
+
+bool fails_with(const Case& c, const RunConfig& cfg, const std::string& signature) {
+    const CaseReport r = run_case(c, cfg);
+    for (const auto& v : r.verdicts)
+        if (v.verdict.outcome == oracles::Outcome::Fail && signature_of(v) == signature) return true;
+    return false;
+}
+
+RunConfig narrowed(const RunConfig& cfg, const OracleVerdict& v) {
+    RunConfig n = cfg;
+    n.oracles = {v.verdict.oracle};
+    if (!v.arch.empty()) n.arches = {v.arch};
+    return n;
+}
+
+MinimizeResult minimize(const Case& failing, const RunConfig& cfg, const std::string& signature,
+                        const MinimizeOptions& opts) {
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    MinimizeResult res{failing, 0, 0};
+    auto out_of_budget = [&] {
+        return res.runs >= opts.max_runs ||
+               std::chrono::duration<double>(Clock::now() - t0).count() >= opts.max_seconds;
+    };
+    auto try_case = [&](const Case& cand) {
+        ++res.runs;
+        if (!fails_with(cand, cfg, signature)) return false;
+        res.minimized = cand;
+        ++res.steps;
+        return true;
+    };
+
+    bool progress = true;
+    while (progress && !out_of_budget()) {
+        progress = false;
+        // Explicit patch lists first: fewer patches make every later run cheaper.
+        for (size_t b = 0; b < res.minimized.patches.size() && !progress && !out_of_budget(); ++b) {
+            for (size_t p = 0; p < res.minimized.patches[b].patches.size() && !out_of_budget(); ++p) {
+                Case cand = res.minimized;
+                cand.patches[b].patches.erase(cand.patches[b].patches.begin() + static_cast<std::ptrdiff_t>(p));
+                if (cand.patches[b].patches.empty()) cand.patches.erase(cand.patches.begin() + static_cast<std::ptrdiff_t>(b));
+                if (try_case(cand)) {
+                    progress = true;
+                    break;
+                }
+            }
+        }
+        if (progress) continue;
+        // Explicit patches name positions: shrinking the program under them would move them.
+        if (!res.minimized.patches.empty()) break;
+        for (Program& p : gen::shrink_candidates(res.minimized.program)) {
+            if (out_of_budget()) break;
+            Case cand = res.minimized;
+            cand.program = std::move(p);
+            if (try_case(cand)) {
+                progress = true;
+                break;
+            }
+        }
+        // Inputs: keep the fewest that still fail.
+        for (size_t k = 0; !progress && k < res.minimized.inputs.size() && !out_of_budget(); ++k) {
+            Case cand = res.minimized;
+            cand.inputs.erase(cand.inputs.begin() + static_cast<std::ptrdiff_t>(k));
+            if (try_case(cand)) progress = true;
+        }
+    }
+    return res;
+}
+
+}  // namespace patchfuzz::harness

@@ -1,0 +1,120 @@
+#include "harness/triage/reproducer.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "bpf/asm/disassemble.hpp"
+
+namespace patchfuzz::harness {
+namespace {
+
+std::string hex8(const isa::Insn& i) {
+    uint8_t b[8];
+    static_assert(sizeof(isa::Insn) == 8);
+    std::memcpy(b, &i, 8);
+    std::string s;
+    char t[4];
+    for (int k = 0; k < 8; ++k) {
+        std::snprintf(t, sizeof t, "%s%02x", k ? " " : "", b[k]);
+        s += t;
+    }
+    return s;
+}
+
+const char* prog_section(uint32_t prog_type) {
+    switch (prog_type) {
+        case BPF_PROG_TYPE_XDP: return "xdp";
+        case BPF_PROG_TYPE_SCHED_CLS: return "tc";
+        case BPF_PROG_TYPE_KPROBE: return "kprobe";
+        case BPF_PROG_TYPE_TRACEPOINT: return "tracepoint";
+        case BPF_PROG_TYPE_RAW_TRACEPOINT: return "raw_tp";
+        default: return "socket";
+    }
+}
+
+// Kernel text -> LLVM inline-asm text as the selftests write it: pc-relative targets as +N,
+// helpers/kfuncs/maps as %[name] operands collected in `imms`.
+std::string to_inline_asm(std::string line, std::set<std::string>& imms, std::set<std::string>& maps) {
+    static const std::regex pcrel(R"(pc([+-]\d+))");
+    static const std::regex helper(R"(call ([A-Za-z_][A-Za-z0-9_]*)#\d+)");
+    static const std::regex map(R"(map\[id:(\d+)\](\[0\]\+(\d+))?)");
+    std::smatch m;
+    if (std::regex_search(line, m, helper) && m[1] != "kernel") {
+        imms.insert("__imm(" + m[1].str() + ")");
+        line = std::regex_replace(line, helper, "call %[$1]");
+    }
+    if (std::regex_search(line, m, map)) {
+        const std::string name = "map_" + m[1].str();
+        maps.insert(name);
+        imms.insert("__imm_addr(" + name + ")");
+        line = std::regex_replace(line, map, m[2].matched ? "%[" + name + "] + $3" : "%[" + name + "]") + " ll";
+    }
+    return std::regex_replace(line, pcrel, "$1");
+}
+
+}  // namespace
+
+std::string to_conformance_data(const Case& c, uint64_t expected_r0, const std::string& signature) {
+    std::ostringstream o;
+    o << "# patchfuzz reproducer (execution finding): " << signature << "\n";
+    o << "# the original program; run it and its rewrite on the memory below. Replay: patchfuzz replay <its .case>\n";
+    o << "-- raw\n";
+    for (const auto& i : c.program.insns) o << hex8(i) << "\n";
+    if (!c.inputs.empty() && !c.inputs[0].ctx.empty()) {
+        o << "-- mem\n";
+        const auto& m = c.inputs[0].ctx;
+        for (size_t k = 0; k < m.size(); ++k) {
+            char t[4];
+            std::snprintf(t, sizeof t, "%02x", m[k]);
+            o << t << ((k + 1) % 16 == 0 || k + 1 == m.size() ? "\n" : " ");
+        }
+    }
+    char r[32];
+    std::snprintf(r, sizeof r, "0x%llx", static_cast<unsigned long long>(expected_r0));
+    o << "-- result\n" << r << "\n";
+    return o.str();
+}
+
+std::string to_selftest_snippet(const Case& c, const Program& rewritten, const std::string& signature,
+                                const std::string& func_name) {
+    std::set<std::string> imms, maps;
+    std::ostringstream body;
+    for (size_t pc = 0; pc < c.program.insns.size(); ++pc) {
+        body << "\t" << to_inline_asm(assembly::disasm_insn(c.program.insns, pc), imms, maps) << ";\t\t\\\n";
+        if (isa::is_ldimm64(c.program.insns[pc])) ++pc;
+    }
+    std::ostringstream o;
+    o << "/* patchfuzz reproducer: " << signature << "\n"
+      << " * Paste into tools/testing/selftests/bpf/progs/verifier_*.c. The __xlated lines are the\n"
+      << " * rewrite the kernel model (incremental patcher, arch " << c.arch << ") produces.\n";
+    for (const auto& m : maps) {
+        const size_t idx = std::stoul(m.substr(4));
+        if (idx < c.program.maps.size()) {
+            const auto& d = c.program.maps[idx];
+            o << " * Needs: struct { __uint(type, " << d.type << "); __uint(max_entries, " << d.max_entries
+              << "); __uint(key_size, " << d.key_size << "); __uint(value_size, " << d.value_size << "); } " << m
+              << " SEC(\".maps\");\n";
+        }
+    }
+    o << " */\n";
+    o << "SEC(\"" << prog_section(c.program.prog_type) << "\")\n";
+    o << "__description(\"patchfuzz: " << signature << "\")\n";
+    o << "__success\n";
+    for (size_t pc = 0; pc < rewritten.insns.size(); ++pc) {
+        o << "__xlated(\"" << pc << ": " << assembly::disasm_insn(rewritten.insns, pc) << "\")\n";
+        if (isa::is_ldimm64(rewritten.insns[pc])) ++pc;
+    }
+    o << "__naked void " << func_name << "(void)\n{\n\tasm volatile (\"\t\t\t\t\\\n" << body.str() << "\"\t:\n\t: ";
+    bool first = true;
+    for (const auto& i : imms) {
+        o << (first ? "" : ",\n\t  ") << i;
+        first = false;
+    }
+    o << "\n\t: __clobber_all);\n}\n";
+    return o.str();
+}
+
+}  // namespace patchfuzz::harness

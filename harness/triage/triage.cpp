@@ -1,0 +1,112 @@
+#include "harness/triage/triage.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "bpf/interp/interp.hpp"
+#include "bpf/util/atomic_file.hpp"
+#include "bpf/util/check.hpp"
+#include "harness/triage/minimize.hpp"
+#include "harness/triage/reproducer.hpp"
+
+namespace patchfuzz::harness {
+
+namespace fs = std::filesystem;
+
+std::string bucket_slug(const std::string& signature) {
+    std::string s;
+    for (char ch : signature) {
+        if (ch == '/')
+            s += '.';
+        else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')
+            s += ch;
+        else
+            s += '_';
+    }
+    return s;
+}
+
+namespace {
+
+uint64_t read_hits(const fs::path& p) {
+    std::ifstream f(p);
+    uint64_t n = 0;
+    f >> n;
+    return n;
+}
+
+// The kernel model's rewrite of the case under `arch` (for __xlated lines).
+Program model_rewrite(const Case& c, const std::string& arch_name) {
+    Program p = c.program;
+    auto patcher = patch::make_patcher("incremental");
+    if (!c.patches.empty()) {
+        for (const auto& b : c.patches)
+            if (!patcher->apply(p, b).ok()) break;
+        return p;
+    }
+    passes::RewriteOptions o = c.options;
+    if (auto a = arch_by_name(arch_name)) o.arch = *a;
+    (void)passes::run_pipeline(p, *patcher, o);
+    return p;
+}
+
+}  // namespace
+
+TriageResult triage_failure(const Case& failing, const CaseReport& report, const RunConfig& cfg,
+                            const std::string& out_dir) {
+    TriageResult tr;
+    const OracleVerdict* first = report.first_failure();
+    PATCHFUZZ_CHECK(first != nullptr, "triage_failure called on a case that did not fail");
+    tr.signature = signature_of(*first);
+    const fs::path bucket = fs::path(out_dir) / "findings" / bucket_slug(tr.signature);
+    tr.bucket_dir = bucket.string();
+    tr.original_insns = failing.program.len();
+    std::error_code ec;
+    fs::create_directories(bucket.parent_path(), ec);
+    // mkdir is atomic: exactly one worker (or run) creates the bucket and minimizes.
+    tr.new_bucket = fs::create_directory(bucket, ec);
+    const fs::path hits = bucket / "hits";
+    (void)write_file_atomic(hits.string(), std::to_string(read_hits(hits) + 1) + "\n");
+    const fs::path case_path = bucket / "repro.case";
+    tr.replay_command = "patchfuzz replay " + case_path.string();
+    if (!tr.new_bucket) return tr;
+
+    const RunConfig narrow = narrowed(cfg, *first);
+    MinimizeResult m = minimize(failing, narrow, tr.signature);
+    Case& min = m.minimized;
+    tr.minimized_insns = min.program.len();
+    // Determinism guard: two more replays must reproduce the signature.
+    tr.deterministic = fails_with(min, narrow, tr.signature) && fails_with(min, narrow, tr.signature);
+
+    min.arch = first->arch.empty() ? min.arch : first->arch;
+    min.expect = "fail " + tr.signature;
+    min.comments.push_back("signature: " + tr.signature);
+    min.comments.push_back("verdict: " + first->verdict.reason);
+    min.comments.push_back("minimized: " + std::to_string(tr.original_insns) + " -> " +
+                           std::to_string(tr.minimized_insns) + " insns in " + std::to_string(m.steps) + " steps, " +
+                           std::to_string(m.runs) + " runs" + (tr.deterministic ? "" : " (NOT deterministic)"));
+    min.comments.push_back("replay: " + tr.replay_command);
+    (void)write_case_file_atomic(min, case_path.string());
+    {
+        std::ostringstream detail;
+        detail << "signature: " << tr.signature << "\nreason: " << first->verdict.reason << "\ncounterexample:\n"
+               << first->verdict.counterexample << "\n";
+        (void)write_file_atomic((bucket / "verdict.txt").string(), detail.str());
+    }
+    const Program rewritten = model_rewrite(min, min.arch);
+    const std::string fn = "patchfuzz_" + bucket_slug(tr.signature);
+    std::string fname = fn;
+    for (char& ch : fname)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    (void)write_file_atomic((bucket / "repro_selftest.c").string(),
+                            to_selftest_snippet(min, rewritten, tr.signature, fname));
+    if (first->verdict.oracle == "exec" && !min.inputs.empty()) {
+        auto arch = arch_by_name(min.arch);
+        const auto ref = interp::execute(min.program, min.inputs[0], arch ? *arch : arch_x86_64());
+        (void)write_file_atomic((bucket / "repro.data").string(), to_conformance_data(min, ref.r0, tr.signature));
+    }
+    return tr;
+}
+
+}  // namespace patchfuzz::harness

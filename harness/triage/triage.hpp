@@ -1,0 +1,34 @@
+#pragma once
+// Triage: a failing case -> minimized, deduplicated, replayed twice, written as a reproducer in
+// three forms (our .case, a bpf_conformance .data for execution findings, a kernel selftest
+// snippet). Buckets are directories named after the semantic signature, so the same bug found
+// twice (by any worker, in any run) is one bucket.
+#include <cstdint>
+#include <string>
+
+#include "harness/case/case_file.hpp"
+#include "harness/runner/runner.hpp"
+
+namespace patchfuzz::harness {
+
+struct TriageResult {
+    bool new_bucket = false;       // false: the bucket existed already (a duplicate)
+    bool deterministic = true;     // the minimized case failed the same way on two replays
+    std::string signature;         // oracle/pass/patch-kind/divergence/arch
+    std::string bucket_dir;        // <out>/findings/<slug>
+    uint32_t original_insns = 0;
+    uint32_t minimized_insns = 0;
+    std::string replay_command;    // one line a developer can paste
+};
+
+// Directory-safe form of a signature ("structural/misc_fixups/replace/aux-slot/x86_64" ->
+// "structural.misc_fixups.replace.aux-slot.x86_64").
+std::string bucket_slug(const std::string& signature);
+
+// `failing` must fail under `cfg` with `report.first_failure()`. Writes the bucket atomically
+// (temp + fsync + rename per file) under out_dir/findings/. Duplicates are counted in the bucket's
+// `hits` file and not minimized again.
+TriageResult triage_failure(const Case& failing, const CaseReport& report, const RunConfig& cfg,
+                            const std::string& out_dir);
+
+}  // namespace patchfuzz::harness

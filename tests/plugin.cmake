@@ -1,0 +1,32 @@
+# The external-patcher C ABI (include/patchfuzz/patcher.h): the example plugin built from our own
+# batched patcher, two broken variants (crashing, wrong ABI version), and campaigns that load them.
+foreach(variant IN ITEMS example crash badabi)
+  add_library(patchfuzz_${variant}_patcher MODULE
+              ${PATCHFUZZ_SOURCE_ROOT}/harness/plugin/example/example_batched_plugin.cpp
+              ${PATCHFUZZ_SOURCE_ROOT}/harness/plugin/pf_convert.cpp)
+  target_link_libraries(patchfuzz_${variant}_patcher PRIVATE patchfuzz_patch)
+  target_include_directories(patchfuzz_${variant}_patcher PRIVATE ${PATCHFUZZ_SOURCE_ROOT})
+  set_target_properties(patchfuzz_${variant}_patcher PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endforeach()
+target_compile_definitions(patchfuzz_crash_patcher PRIVATE PATCHFUZZ_EXAMPLE_CRASH)
+target_compile_definitions(patchfuzz_badabi_patcher PRIVATE PATCHFUZZ_EXAMPLE_ABI=99)
+add_dependencies(patchfuzz patchfuzz_example_patcher patchfuzz_crash_patcher patchfuzz_badabi_patcher)
+
+add_test(NAME plugin_example_agrees
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 40 --seed 3 --quiet --oracles structural
+                 --out ${CMAKE_BINARY_DIR}/plugin-example-out
+                 --patcher-lib $<TARGET_FILE:patchfuzz_example_patcher>)
+add_test(NAME plugin_crash_is_a_finding
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 10 --seed 3 --quiet --oracles structural --arch x86_64
+                 --out ${CMAKE_BINARY_DIR}/plugin-crash-out
+                 --patcher-lib $<TARGET_FILE:patchfuzz_crash_patcher>)
+# exit 1 (a finding) is expected; the regex decides: the crash became a structural finding.
+set_tests_properties(plugin_crash_is_a_finding PROPERTIES
+                     PASS_REGULAR_EXPRESSION "finding structural/[a-z_]+/[a-z+-]+/error-mismatch/x86_64")
+add_test(NAME plugin_wrong_abi_rejected
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 1 --patcher-lib $<TARGET_FILE:patchfuzz_badabi_patcher>)
+set_tests_properties(plugin_wrong_abi_rejected PROPERTIES
+                     PASS_REGULAR_EXPRESSION "ABI version 99, patchfuzz speaks version 1")
+add_test(NAME plugin_missing_rejected
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 1 --patcher-lib /nonexistent/x.so)
+set_tests_properties(plugin_missing_rejected PROPERTIES PASS_REGULAR_EXPRESSION "/nonexistent/x.so: no such file")
