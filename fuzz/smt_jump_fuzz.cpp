@@ -1,0 +1,16 @@
+// Every batch the passes emit, checked by the SMT jump-target oracle against the §7 contract.
+#include "fuzz/fuzz_common.hpp"
+#include "gen/mutator.hpp"
+
+PATCHFUZZ_GENERATOR_MUTATOR()
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static const patchfuzz::harness::RunConfig cfg = [] {
+        patchfuzz::harness::RunConfig c;
+        c.oracles = {"smt-jump"};
+        c.arches = {"x86_64", "arm64"};
+        return c;
+    }();
+    patchfuzz::fuzz::check_case(patchfuzz::fuzz::case_from_bytes(data, size), cfg);
+    return 0;
+}
