@@ -1,11 +1,89 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb. Says so and exits 2.
+// patchfuzz asm IN.s -o OUT.bin: kernel-syntax assembly (bpf/asm/SYNTAX.md) to raw little-endian
+// struct bpf_insn bytes. The result is validated (opcode table, targets, ldimm64 pairs, exit at
+// the end; kernel-internal encodings allowed) so a file that assembles is also structurally sound.
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
+#include "bpf/asm/assemble.hpp"
+#include "bpf/isa/raw_codec.hpp"
+#include "bpf/isa/validate.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
-int cmd_asm(Args) {
-    std::fprintf(stderr, "patchfuzz: 'asm' is not built yet\n");
+namespace {
+
+void asm_usage(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: patchfuzz asm IN.s -o OUT.bin [--no-validate] [--user]\n\n"
+                 "Assemble kernel-syntax BPF assembly (as printed by the verifier log and\n"
+                 "`bpftool prog dump xlated`, plus labels) into raw struct bpf_insn bytes.\n\n"
+                 "  -o OUT.bin      output file (8 bytes per insn, little-endian)\n"
+                 "  --no-validate   skip the structural validation of the result\n"
+                 "  --user          reject kernel-internal encodings and r11 (BPF_REG_AX)\n"
+                 "  --help          this text\n\n"
+                 "exit: 0 ok, 2 bad input or usage (errors are located file:line:col)\n");
+}
+
+int fail(const std::string& msg) {
+    std::fprintf(stderr, "patchfuzz asm: %s\n", msg.c_str());
     return 2;
 }
+
+}  // namespace
+
+int cmd_asm(Args args) {
+    std::string in, out;
+    bool validate = true, user = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string a = args[i];
+        if (a == "--help" || a == "-h") {
+            asm_usage(stdout);
+            return 0;
+        }
+        if (a == "-o") {
+            if (i + 1 >= args.size()) return fail("-o needs a file name");
+            out = args[++i];
+        } else if (a == "--no-validate") {
+            validate = false;
+        } else if (a == "--user") {
+            user = true;
+        } else if (!a.empty() && a[0] == '-' && a != "-") {
+            return fail("unknown option '" + a + "' (see --help)");
+        } else if (in.empty()) {
+            in = a;
+        } else {
+            return fail("more than one input file ('" + in + "' and '" + a + "')");
+        }
+    }
+    if (in.empty()) {
+        asm_usage(stderr);
+        return 2;
+    }
+    if (out.empty()) return fail("missing -o OUT.bin");
+    std::string text;
+    {
+        std::ifstream f(in, std::ios::binary);
+        if (!f) return fail(in + ": cannot open: " + std::strerror(errno));
+        std::ostringstream ss;
+        ss << f.rdbuf();
+        text = ss.str();
+    }
+    auto insns = assembly::assemble(text, in);
+    if (!insns) return fail(insns.error().to_string());
+    if (validate) {
+        isa::ValidateOptions vo;
+        vo.allow_internal = !user;
+        if (auto s = isa::validate_insns(*insns, vo); !s) return fail(s.error().with_context(in).to_string());
+    }
+    std::ofstream o(out, std::ios::binary | std::ios::trunc);
+    if (!o) return fail(out + ": cannot create: " + std::strerror(errno));
+    const std::vector<uint8_t> bytes = isa::encode(*insns);
+    o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!o) return fail(out + ": write failed");
+    return 0;
+}
+
 }  // namespace patchfuzz::cli
