@@ -1,11 +1,295 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb. Says so and exits 2.
+// patchfuzz kernel: real Linux verifiers under qemu as an oracle (issue 9).
+//   kernel fetch [--kernel 6.1|6.12] [--cache DIR]
+//   kernel check CASES... [--kernel 6.12] [--kernel-profile 6.1|6.12|bpf-next] [--run] [--json] ...
+//   kernel gen [--count N] [--seed S] [--kernel 6.12] ...   (verifier-acceptable generation)
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
 
+#include "bpf/util/rng.hpp"
+#include "gen/acceptable_gen.hpp"
+#include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/kernel/kernel_check.hpp"
+#include "harness/kernel/kernel_image.hpp"
+#include "harness/kernel/process.hpp"
+#include "harness/kernel/vm_runner.hpp"
 
 namespace patchfuzz::cli {
-int cmd_kernel(Args) {
-    std::fprintf(stderr, "patchfuzz: 'kernel' is not built yet\n");
+namespace {
+
+constexpr const char* kUsage =
+    "usage: patchfuzz kernel fetch [--kernel 6.1|6.12] [--cache DIR]\n"
+    "       patchfuzz kernel check CASE... [--kernel 6.1|6.12] [options]\n"
+    "       patchfuzz kernel gen [--count N] [--seed S] [--kernel 6.1|6.12] [options]\n"
+    "       patchfuzz kernel status [--kernel 6.1|6.12] [--cache DIR]\n"
+    "\n"
+    "Real Linux verifiers under qemu (TCG; KVM when /dev/kvm is usable) as an oracle for the model.\n"
+    "fetch  apt-get download the Debian kernel image (never installs it), unpack ./boot and the\n"
+    "       ELF vmlinux (fast PVH boot) into the cache. 6.1 = linux-image-amd64, 6.12 =\n"
+    "       linux-image-6.12-amd64 (bookworm-security).\n"
+    "check  load every case (.case files, or raw .bin instruction files) in one VM boot per batch;\n"
+    "       per case: accepted or not (with the verifier log), the real xlated program vs our\n"
+    "       incremental patcher's rewrite (x86_64, --kernel-profile) compared bit-exactly after the\n"
+    "       mask documented in harness/kernel/xlated_compare.hpp; with --run, BPF_PROG_TEST_RUN vs\n"
+    "       our interpreter on the case's inputs.\n"
+    "status exit 0 when the kernel is cached and qemu and the guest loader are usable, else 2.\n"
+    "gen    the same over N verifier-acceptable generated programs (gen/acceptable_gen.hpp);\n"
+    "       reports the acceptance rate and the agreement.\n"
+    "\n"
+    "options:\n"
+    "  --kernel T          kernel to boot: 6.1 or 6.12 (default 6.12)\n"
+    "  --kernel-profile P  the model's rewrite rules: 6.1, 6.12 or bpf-next (default: as --kernel)\n"
+    "  --cache DIR         kernel cache (default $XDG_CACHE_HOME/patchfuzz or ~/.cache/patchfuzz)\n"
+    "  --run               also BPF_PROG_TEST_RUN each accepted case and compare with the interpreter\n"
+    "  --json              machine-readable report on stdout\n"
+    "  --verbose           list agreeing cases too\n"
+    "  --expect-accept     a rejected case is a failure (exit 1)\n"
+    "  --no-compare        only load (acceptance, logs, timings); no model comparison\n"
+    "  --per-boot N        cases per VM boot (default 5000)\n"
+    "  --timeout S         seconds per VM boot (default 900)\n"
+    "  --prog-type N       BPF_PROG_TYPE of raw .bin inputs (default 1, socket filter)\n"
+    "  --count N --seed S  gen: how many programs, and the seed (printed)\n"
+    "  --save DIR          gen: write every disagreeing or rejected program as DIR/<seed>-<i>.case\n"
+    "\n"
+    "exit: 0 all agree, 1 a disagreement (or a crash, or --expect-accept and a rejection), 2 usage/input\n"
+    "errors or no usable qemu/kernel.\n";
+
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "patchfuzz kernel: %s\n%s", msg.c_str(), kUsage);
     return 2;
 }
+
+struct Opts {
+    std::string sub;
+    std::string kernel = "6.12";
+    std::string profile;
+    std::string cache;
+    bool run = false, json = false, verbose = false, expect_accept = false, compare = true;
+    size_t per_boot = 5000;
+    int timeout = 900;
+    uint32_t prog_type = 1;
+    uint64_t count = 1000, seed = 1;
+    std::string save;
+    std::vector<std::string> files;
+};
+
+bool parse_u64(const char* s, uint64_t& v) {
+    char* end = nullptr;
+    errno = 0;
+    v = std::strtoull(s, &end, 0);
+    return s[0] != '-' && *s && end && !*end && errno == 0;
+}
+
+int parse(Args args, Opts& o) {
+    if (args.empty()) return usage_error("missing subcommand (fetch, check, gen, status)");
+    o.sub = args[0];
+    for (size_t i = 1; i < args.size(); i++) {
+        std::string a = args[i];
+        auto value = [&](std::string& out) -> bool {
+            if (i + 1 >= args.size()) return false;
+            out = args[++i];
+            return true;
+        };
+        std::string v;
+        uint64_t n = 0;
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a == "--kernel") {
+            if (!value(o.kernel)) return usage_error("--kernel needs a value");
+        } else if (a == "--kernel-profile") {
+            if (!value(o.profile)) return usage_error("--kernel-profile needs a value");
+        } else if (a == "--cache") {
+            if (!value(o.cache)) return usage_error("--cache needs a value");
+        } else if (a == "--save") {
+            if (!value(o.save)) return usage_error("--save needs a value");
+        } else if (a == "--run") {
+            o.run = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a == "--verbose") {
+            o.verbose = true;
+        } else if (a == "--expect-accept") {
+            o.expect_accept = true;
+        } else if (a == "--no-compare") {
+            o.compare = false;
+        } else if (a == "--per-boot" || a == "--timeout" || a == "--prog-type" || a == "--count" || a == "--seed") {
+            if (!value(v) || !parse_u64(v.c_str(), n) || (a != "--seed" && n == 0))
+                return usage_error(a + " needs a positive number, got '" + v + "'");
+            if (a == "--per-boot") o.per_boot = n;
+            if (a == "--timeout") o.timeout = static_cast<int>(n);
+            if (a == "--prog-type") o.prog_type = static_cast<uint32_t>(n);
+            if (a == "--count") o.count = n;
+            if (a == "--seed") o.seed = n;
+        } else if (!a.empty() && a[0] == '-') {
+            return usage_error("unknown option '" + a + "'");
+        } else {
+            o.files.push_back(a);
+        }
+    }
+    if (o.kernel != "6.1" && o.kernel != "6.12") return usage_error("unknown kernel '" + o.kernel + "' (6.1 or 6.12)");
+    if (o.profile.empty()) o.profile = o.kernel;
+    if (o.profile != "6.1" && o.profile != "6.12" && o.profile != "bpf-next")
+        return usage_error("unknown kernel profile '" + o.profile + "' (6.1, 6.12 or bpf-next)");
+    if (o.cache.empty()) o.cache = kernel::default_cache_dir();
+    return -1;
+}
+
+passes::KernelProfile profile_of(const std::string& p) {
+    if (p == "6.1") return passes::KernelProfile::K6_1;
+    if (p == "6.12") return passes::KernelProfile::K6_12;
+    return passes::KernelProfile::BpfNext;
+}
+
+Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type) {
+    if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
+        std::ifstream f(path, std::ios::binary);
+        if (!f) return make_error(path, "cannot open");
+        std::vector<char> b((std::istreambuf_iterator<char>(f)), {});
+        if (b.empty() || b.size() % 8) return make_error(path, "raw program size " + std::to_string(b.size()) + " is not a positive multiple of 8");
+        std::vector<isa::Insn> insns(b.size() / 8);
+        std::memcpy(insns.data(), b.data(), b.size());
+        kernel::KernelCase kc{path, make_program(std::move(insns)), {}};
+        kc.program.prog_type = prog_type;
+        return kc;
+    }
+    auto c = harness::read_case(path);
+    if (!c) return c.error();
+    return kernel::KernelCase{path, std::move(c->program), std::move(c->inputs)};
+}
+
+Expected<kernel::CheckOptions> check_options(const Opts& o) {
+    auto img = kernel::find_cached_kernel(o.kernel, o.cache);
+    if (!img) return img.error();
+    auto guest = kernel::locate_guest_loader(PATCHFUZZ_SOURCE_ROOT, o.cache);
+    if (!guest) return guest.error();
+    kernel::CheckOptions co;
+    co.vm.kernel_image = img->vmlinux;
+    co.vm.guest_loader = *guest;
+    co.vm.timeout_s = o.timeout;
+    co.profile = profile_of(o.profile);
+    co.run = o.run;
+    co.compare = o.compare;
+    co.per_boot = o.per_boot;
+    return co;
+}
+
+int report(const Opts& o, const kernel::CheckReport& r) {
+    if (o.json) kernel::print_json_report(std::cout, r);
+    else kernel::print_text_report(std::cout, r, o.verbose);
+    bool rejected = r.accepted < r.cases.size() - r.crashed;
+    return r.ok() && !(o.expect_accept && rejected) ? 0 : 1;
+}
+
+int do_fetch(const Opts& o) {
+    auto img = kernel::fetch_kernel(o.kernel, o.cache, std::cerr);
+    if (!img) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", img.error().to_string().c_str());
+        return 2;
+    }
+    std::printf("kernel %s: %s (%s)\nvmlinux: %s\n", img->tag.c_str(), img->release.c_str(), img->package.c_str(),
+                img->vmlinux.c_str());
+    return 0;
+}
+
+int do_status(const Opts& o) {
+    auto co = check_options(o);
+    if (!co) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
+        return 2;
+    }
+    if (!kernel::find_in_path(co->vm.qemu)) {
+        std::fprintf(stderr, "patchfuzz kernel: '%s' not found (install qemu-system-x86)\n", co->vm.qemu.c_str());
+        return 2;
+    }
+    std::printf("kernel %s: %s\nguest loader: %s\n", o.kernel.c_str(), co->vm.kernel_image.c_str(), co->vm.guest_loader.c_str());
+    return 0;
+}
+
+int do_check(const Opts& o) {
+    if (o.files.empty()) return usage_error("check needs at least one case file");
+    std::vector<kernel::KernelCase> cases;
+    for (const auto& f : o.files) {
+        auto c = load_input(f, o.prog_type);
+        if (!c) {
+            std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
+            return 2;
+        }
+        cases.push_back(std::move(*c));
+    }
+    auto co = check_options(o);
+    if (!co) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
+        return 2;
+    }
+    auto r = kernel::check_cases(cases, *co);
+    if (!r) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", r.error().to_string().c_str());
+        return 2;
+    }
+    return report(o, *r);
+}
+
+int do_gen(const Opts& o) {
+    std::fprintf(stderr, "patchfuzz kernel: seed %llu\n", static_cast<unsigned long long>(o.seed));
+    auto co = check_options(o);
+    if (!co) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
+        return 2;
+    }
+    Rng rng(o.seed);
+    gen::AcceptableOptions go;
+    go.v612 = o.kernel == "6.12";
+    std::vector<kernel::KernelCase> cases;
+    for (uint64_t i = 0; i < o.count; i++) {
+        auto g = gen::generate_acceptable(rng, go);
+        cases.push_back({"gen-" + std::to_string(o.seed) + "-" + std::to_string(i), std::move(g.program), std::move(g.inputs)});
+    }
+    auto r = kernel::check_cases(cases, *co);
+    if (!r) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", r.error().to_string().c_str());
+        return 2;
+    }
+    if (!o.save.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.save, ec);
+        for (size_t i = 0; i < cases.size(); i++) {
+            if (r->cases[i].agreement == kernel::Agreement::Agree && r->cases[i].runs_agree()) continue;
+            harness::Case c;
+            c.program = cases[i].program;
+            c.inputs = cases[i].inputs;
+            c.seed = o.seed;
+            c.comments.push_back("found-by: patchfuzz kernel gen --kernel " + o.kernel + " --seed " + std::to_string(o.seed) +
+                                 " (program " + std::to_string(i) + "): " + std::string(kernel::to_string(r->cases[i].agreement)));
+            auto s = harness::write_case_file_atomic(c, o.save + "/" + cases[i].name + ".case");
+            if (!s) std::fprintf(stderr, "patchfuzz kernel: %s\n", s.error().to_string().c_str());
+        }
+    }
+    return report(o, *r);
+}
+
+}  // namespace
+
+int cmd_kernel(Args args) {
+    Opts o;
+    int rc = parse(args, o);
+    if (rc >= 0) return rc;
+    if (o.sub == "fetch") return do_fetch(o);
+    if (o.sub == "check") return do_check(o);
+    if (o.sub == "gen") return do_gen(o);
+    if (o.sub == "status") return do_status(o);
+    if (o.sub == "--help" || o.sub == "-h") {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+    return usage_error("unknown subcommand '" + o.sub + "' (fetch, check, gen, status)");
+}
+
 }  // namespace patchfuzz::cli

@@ -1,0 +1,373 @@
+#include "gen/acceptable_gen.hpp"
+
+#include <linux/bpf.h>
+
+#include <array>
+
+#include "bpf/isa/insn.hpp"
+
+namespace patchfuzz::gen {
+namespace {
+
+using namespace patchfuzz::isa;
+
+// Stack layout of main (all initialised in the prologue, so stack_depth is exactly 64):
+//   fp-8  map key          fp-16 bpf_loop ctx (u64)      fp-64..fp-33 value buffer (updates)
+constexpr int16_t kKeySlot = -8;
+constexpr int16_t kLoopCtxSlot = -16;
+constexpr int16_t kValueBuf = -64;
+constexpr uint32_t kMainStackDepth = 64;
+constexpr uint8_t kCallees[] = {6, 7, 8, 9};  // callee-saved: the only long-lived registers
+
+enum SubId : uint8_t { kLoopCallback = 1, kHelperSub = 2 };
+
+struct Fixup {
+    size_t pos;  // insn in main
+    SubId target;
+};
+
+struct Emitter {
+    std::vector<Insn> code;
+    std::vector<InsnAux> aux;
+    std::vector<Fixup> fixups;
+    bool uses_callback = false, uses_subprog = false;
+    size_t emit(Insn i) {
+        code.push_back(i);
+        InsnAux a;
+        a.seen = true;
+        aux.push_back(a);
+        return code.size() - 1;
+    }
+    void append(const Emitter& o, bool seen) {
+        for (size_t k = 0; k < o.code.size(); k++) {
+            code.push_back(o.code[k]);
+            InsnAux a = o.aux[k];
+            a.seen = a.seen && seen;
+            aux.push_back(a);
+        }
+        size_t base = code.size() - o.code.size();
+        for (auto f : o.fixups) fixups.push_back({f.pos + base, f.target});
+        uses_callback |= o.uses_callback;
+        uses_subprog |= o.uses_subprog;
+    }
+};
+
+struct Gen {
+    Rng& rng;
+    const AcceptableOptions& opts;
+    Program prog;  // maps and prog_type filled first
+    // Some bpf_loop call has nr_loops > 0. Since 6.7 the verifier pushes the callback only while
+    // callback_depth < umax(R1) (check_helper_call, BPF_FUNC_loop), so with every nr_loops == 0
+    // the callback is never visited, hence unseen, and dead-code removal deletes it.
+    bool any_loop_runs = false;
+
+    uint8_t callee() { return kCallees[rng.range(0, 3)]; }
+    int32_t small_imm() {
+        static constexpr int32_t vals[] = {0, 1, 2, 3, 7, 8, 15, 16, 31, 63, 64, 255, 0x7fff, -1, -2, -8, 0x7fffffff,
+                                           static_cast<int32_t>(0x80000000u), 12345, -54321};
+        return rng.chance(1, 2) ? vals[rng.range(0, std::size(vals) - 1)] : static_cast<int32_t>(rng.next());
+    }
+
+    // `scratch`: may use r0 (shift amounts); false inside a map-value body where r0 is the pointer.
+    // A branch immediate that keeps every comparison of an unknown value undecided in both widths
+    // (0, -1, INT_MAX, INT_MIN would make e.g. `w s<= 0x7fffffff` or `w >= 0` always true, and
+    // the verifier would then prune a side our `seen` facts count as live).
+    int32_t branch_imm() {
+        return rng.chance(1, 4) ? -static_cast<int32_t>(rng.range(2, 1000)) : static_cast<int32_t>(rng.range(1, 0x7ffffffe));
+    }
+
+    void alu(Emitter& e, bool scratch = true) {
+        static constexpr uint8_t ops[] = {BPF_ADD, BPF_SUB, BPF_MUL, BPF_OR, BPF_AND, BPF_XOR, BPF_LSH, BPF_RSH, BPF_ARSH, BPF_NEG, BPF_MOV};
+        uint8_t op = ops[rng.range(0, std::size(ops) - 1)];
+        bool is64 = rng.chance(2, 3);
+        uint8_t cls = is64 ? BPF_ALU64 : BPF_ALU;
+        uint8_t dst = callee();
+        int32_t bits = is64 ? 64 : 32;
+        if (op == BPF_NEG) {
+            e.emit(make(cls | BPF_NEG | BPF_K, dst, 0, 0, 0));
+        } else if (op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH) {
+            if (!scratch || rng.chance(1, 2)) {
+                e.emit(make(cls | op | BPF_K, dst, 0, 0, static_cast<int32_t>(rng.range(0, bits - 1))));
+            } else {  // shift by a register, masked to the width (defined behaviour everywhere)
+                e.emit(mov64_reg(BPF_REG_0, callee()));
+                e.emit(alu64_imm(BPF_AND, BPF_REG_0, bits - 1));
+                e.emit(make(cls | op | BPF_X, dst, BPF_REG_0, 0, 0));
+            }
+        } else if (rng.chance(1, 2)) {
+            e.emit(make(cls | op | BPF_K, dst, 0, 0, small_imm()));
+        } else {
+            e.emit(make(cls | op | BPF_X, dst, callee(), 0, 0));
+        }
+    }
+
+    // do_misc_fixups div/mod rows: by a register that is sometimes 0 or -1 at run time.
+    void divmod(Emitter& e) {
+        bool is64 = rng.chance(1, 2);
+        uint8_t cls = is64 ? BPF_ALU64 : BPF_ALU;
+        uint8_t op = rng.chance(1, 2) ? BPF_DIV : BPF_MOD;
+        int16_t sign = opts.v612 && rng.chance(1, 3) ? 1 : 0;  // cpu v4 sdiv/smod
+        uint8_t dst = callee();
+        if (rng.chance(1, 4)) {  // by a nonzero constant (no guard; checks the model leaves it)
+            int32_t imm = small_imm();
+            if (imm == 0 || imm == -1) imm = 7;
+            e.emit(make(cls | op | BPF_K, dst, 0, sign, imm));
+            return;
+        }
+        switch (rng.range(0, 3)) {
+            case 0: e.emit(mov64_imm(BPF_REG_0, 0)); break;
+            case 1: e.emit(mov64_imm(BPF_REG_0, -1)); break;
+            default: e.emit(mov64_reg(BPF_REG_0, callee())); break;
+        }
+        e.emit(make(cls | op | BPF_X, dst, BPF_REG_0, sign, 0));
+    }
+
+    // r1 = map, r2 = fp-8 after storing the key.
+    void map_args(Emitter& e, uint32_t m) {
+        const auto& md = prog.maps[m];
+        int32_t key = static_cast<int32_t>(md.type == BPF_MAP_TYPE_ARRAY ? rng.range(0, md.max_entries + 1) : rng.range(0, 9));
+        e.emit(st(md.key_size == 8 ? BPF_DW : BPF_W, BPF_REG_10, kKeySlot, key));
+        e.emit(ldimm64_lo(BPF_REG_1, BPF_PSEUDO_MAP_FD, static_cast<int32_t>(m)));
+        e.emit(ldimm64_hi(0));
+        e.emit(mov64_reg(BPF_REG_2, BPF_REG_10));
+        e.emit(alu64_imm(BPF_ADD, BPF_REG_2, kKeySlot));
+    }
+
+    // hash / LRU / array lookup inline, NULL check, then value accesses (and branches on them).
+    void lookup(Emitter& e) {
+        uint32_t m = static_cast<uint32_t>(rng.range(0, prog.maps.size() - 1));
+        const auto& md = prog.maps[m];
+        map_args(e, m);
+        size_t call = e.emit(call_helper(BPF_FUNC_map_lookup_elem));
+        e.aux[call].map_index = static_cast<int32_t>(m);
+        Emitter body;
+        uint32_t n = static_cast<uint32_t>(rng.range(1, 4));
+        for (uint32_t k = 0; k < n; k++) {
+            int16_t off = static_cast<int16_t>(8 * rng.range(0, md.value_size / 8 - 1));
+            switch (rng.range(0, 4)) {
+                case 0:
+                case 1: {  // load, then maybe branch on the unknown value
+                    uint8_t d = callee();
+                    body.emit(ldx(BPF_DW, d, BPF_REG_0, off));
+                    if (rng.chance(1, 2)) {
+                        Emitter inner;  // r0 holds the value pointer here: ALU on r6-r9 only
+                        uint32_t m2 = static_cast<uint32_t>(rng.range(1, 3));
+                        for (uint32_t q = 0; q < m2; q++) alu(inner, false);
+                        static constexpr uint8_t jops[] = {BPF_JEQ, BPF_JNE, BPF_JGT, BPF_JGE, BPF_JLT, BPF_JSGT, BPF_JSLE, BPF_JSET};
+                        uint8_t jop = jops[rng.range(0, std::size(jops) - 1)];
+                        int32_t bimm = branch_imm();
+                        body.emit(rng.chance(1, 2) ? jmp_imm(jop, d, bimm, static_cast<int16_t>(inner.code.size()))
+                                                   : jmp32_imm(jop, d, bimm, static_cast<int16_t>(inner.code.size())));
+                        body.append(inner, true);
+                    }
+                    break;
+                }
+                case 2: body.emit(stx(BPF_DW, BPF_REG_0, callee(), off)); break;
+                case 3: body.emit(make(BPF_STX | BPF_DW | BPF_ATOMIC, BPF_REG_0, callee(), off, BPF_ADD)); break;
+                default: body.emit(st(BPF_W, BPF_REG_0, off, small_imm())); break;
+            }
+        }
+        e.emit(jmp_imm(BPF_JEQ, BPF_REG_0, 0, static_cast<int16_t>(body.code.size())));
+        e.append(body, true);
+    }
+
+    void update(Emitter& e) {
+        uint32_t m = static_cast<uint32_t>(rng.range(0, prog.maps.size() - 1));
+        map_args(e, m);
+        e.emit(mov64_reg(BPF_REG_3, BPF_REG_10));
+        e.emit(alu64_imm(BPF_ADD, BPF_REG_3, kValueBuf));
+        e.emit(mov64_imm(BPF_REG_4, 0));
+        size_t call = e.emit(call_helper(BPF_FUNC_map_update_elem));
+        e.aux[call].map_index = static_cast<int32_t>(m);
+    }
+
+    // Dead code the verifier proves dead (both kernels hard-wire the branch and remove the block),
+    // or a nop `ja +0` (removed), or a branch whose target is also the fallthrough (kept).
+    void dead(Emitter& e) {
+        Emitter blockd;
+        uint32_t n = static_cast<uint32_t>(rng.range(1, 4));
+        for (uint32_t k = 0; k < n; k++) blockd.emit(mov64_imm(callee(), small_imm()));
+        switch (rng.range(0, 2)) {
+            case 0:
+                e.emit(mov64_imm(BPF_REG_0, 0));
+                e.emit(jmp_imm(BPF_JEQ, BPF_REG_0, 0, static_cast<int16_t>(n)));
+                e.append(blockd, false);
+                break;
+            case 1: e.emit(ja(0)); break;
+            default:
+                e.emit(mov64_imm(BPF_REG_0, 0));
+                e.emit(jmp_imm(BPF_JNE, BPF_REG_0, 0, static_cast<int16_t>(n)));
+                e.append(blockd, true);
+                break;
+        }
+    }
+
+    void bpf_loop(Emitter& e) {
+        int32_t nr = static_cast<int32_t>(rng.range(0, 6));
+        if (nr > 0) any_loop_runs = true;
+        e.emit(mov64_imm(BPF_REG_1, nr));
+        size_t f = e.emit(ldimm64_lo(BPF_REG_2, BPF_PSEUDO_FUNC, 0));
+        e.emit(ldimm64_hi(0));
+        e.fixups.push_back({f, kLoopCallback});
+        e.emit(mov64_reg(BPF_REG_3, BPF_REG_10));
+        e.emit(alu64_imm(BPF_ADD, BPF_REG_3, kLoopCtxSlot));
+        e.emit(mov64_imm(BPF_REG_4, 0));
+        size_t call = e.emit(call_helper(BPF_FUNC_loop));
+        e.aux[call].loop_fit_for_inline = true;
+        e.uses_callback = true;
+        uint8_t d = callee();
+        e.emit(alu64_reg(BPF_ADD, d, BPF_REG_0));
+        if (rng.chance(1, 2)) e.emit(ldx(BPF_DW, callee(), BPF_REG_10, kLoopCtxSlot));
+    }
+
+    void subcall(Emitter& e) {
+        e.emit(mov64_reg(BPF_REG_1, callee()));
+        size_t c = e.emit(call_pseudo(0));
+        e.fixups.push_back({c, kHelperSub});
+        e.uses_subprog = true;
+        e.emit(mov64_reg(callee(), BPF_REG_0));
+    }
+
+    void counted_loop(Emitter& e) {
+        int32_t n = static_cast<int32_t>(rng.range(1, 6));
+        uint8_t d = callee();
+        e.emit(mov64_imm(BPF_REG_0, 0));
+        if (opts.v612 && rng.chance(1, 2)) {  // may_goto guarded loop
+            e.emit(may_goto(3));
+            e.emit(alu64_imm(BPF_ADD, BPF_REG_0, 1));
+            e.emit(alu64_imm(BPF_ADD, d, small_imm()));
+            e.emit(jmp_imm(BPF_JLT, BPF_REG_0, n, -4));
+        } else {
+            e.emit(alu64_imm(BPF_ADD, BPF_REG_0, 1));
+            e.emit(alu64_imm(BPF_XOR, d, small_imm()));
+            e.emit(jmp_imm(BPF_JLT, BPF_REG_0, n, -3));
+        }
+    }
+
+    // x86-64 helper inlines on 6.12; results are discarded (nondeterministic).
+    void helper_inline(Emitter& e) {
+        e.emit(call_helper(rng.chance(1, 2) ? BPF_FUNC_jiffies64 : BPF_FUNC_get_smp_processor_id));
+    }
+
+    void block(Emitter& e) {
+        uint64_t kinds = opts.v612 ? 10 : 9;
+        switch (rng.range(0, kinds - 1)) {
+            case 0:
+            case 1: alu(e); break;
+            case 2: divmod(e); break;
+            case 3:
+            case 4: lookup(e); break;
+            case 5: update(e); break;
+            case 6: dead(e); break;
+            case 7: bpf_loop(e); break;
+            case 8: if (rng.chance(1, 2)) subcall(e); else counted_loop(e); break;
+            default: helper_inline(e); break;
+        }
+    }
+};
+
+MapDef make_map(Rng& rng, uint32_t type) {
+    MapDef m;
+    m.type = type;
+    m.key_size = type == BPF_MAP_TYPE_ARRAY ? 4 : (rng.chance(1, 2) ? 4 : 8);
+    static constexpr uint32_t vs[] = {8, 16, 24, 32};
+    m.value_size = vs[rng.range(0, 3)];
+    // LRU maps evict eagerly while fewer than LOCAL_FREE_TARGET (128) free nodes remain
+    // (bpf_lru_list_pop_free_to_local shrinks the inactive list), which the interpreter does not
+    // model; with >= 256 entries and < 16 keys in use nothing is ever evicted.
+    m.max_entries = type == BPF_MAP_TYPE_LRU_HASH ? static_cast<uint32_t>(rng.range(256, 512))
+                                                  : static_cast<uint32_t>(rng.range(1, 16));
+    m.bypass_spec_v1 = true;  // root in the guest: privileged, no Spectre index mask
+    m.name = type == BPF_MAP_TYPE_ARRAY ? "array" : type == BPF_MAP_TYPE_HASH ? "hash" : "lru_hash";
+    return m;
+}
+
+std::vector<uint8_t> rand_bytes(Rng& rng, size_t n) {
+    std::vector<uint8_t> b(n);
+    for (auto& x : b) x = static_cast<uint8_t>(rng.next());
+    return b;
+}
+
+}  // namespace
+
+AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
+    Gen g{rng, opts, {}};
+    g.prog.prog_type = rng.chance(1, 2) ? BPF_PROG_TYPE_SOCKET_FILTER : BPF_PROG_TYPE_XDP;
+    static constexpr uint32_t types[] = {BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH};
+    uint32_t nmaps = static_cast<uint32_t>(rng.range(1, 3));
+    for (uint32_t i = 0; i < nmaps; i++) g.prog.maps.push_back(make_map(rng, types[i == 0 ? rng.range(0, 2) : rng.range(0, 2)]));
+
+    Emitter main;
+    for (uint8_t r : kCallees) main.emit(mov64_imm(r, g.small_imm()));
+    for (int16_t off = kValueBuf; off < 0; off += 8) main.emit(st(BPF_DW, BPF_REG_10, off, g.small_imm()));
+    uint32_t blocks = static_cast<uint32_t>(rng.range(opts.blocks_min, opts.blocks_max));
+    for (uint32_t b = 0; b < blocks; b++) g.block(main);
+    main.emit(mov64_reg(BPF_REG_0, BPF_REG_6));
+    main.emit(alu64_reg(BPF_XOR, BPF_REG_0, BPF_REG_7));
+    main.emit(alu64_reg(BPF_ADD, BPF_REG_0, BPF_REG_8));
+    main.emit(alu64_reg(BPF_XOR, BPF_REG_0, BPF_REG_9));
+    if (g.prog.prog_type == BPF_PROG_TYPE_XDP) main.emit(alu64_imm(BPF_AND, BPF_REG_0, 1));  // XDP_ABORTED/DROP
+    main.emit(exit_insn());
+
+    std::vector<Insn> all = main.code;
+    std::vector<InsnAux> aux = main.aux;
+    size_t cb_start = 0, sub_start = 0;
+    if (main.uses_callback) {  // long cb(u32 index, u64 *ctx): *ctx += index; return 0
+        cb_start = all.size();
+        bool cb_seen = g.any_loop_runs || !opts.v612;  // 6.1 verifies the callback once regardless
+        for (Insn i : {ldx(BPF_DW, BPF_REG_0, BPF_REG_2, 0), alu64_reg(BPF_ADD, BPF_REG_0, BPF_REG_1),
+                       stx(BPF_DW, BPF_REG_2, BPF_REG_0, 0), mov64_imm(BPF_REG_0, 0), exit_insn()}) {
+            all.push_back(i);
+            aux.push_back(InsnAux{.seen = cb_seen});
+        }
+    }
+    if (main.uses_subprog) {  // static long f(long x) { return x * 3 + 1; }
+        sub_start = all.size();
+        for (Insn i : {mov64_reg(BPF_REG_0, BPF_REG_1), alu64_imm(BPF_MUL, BPF_REG_0, 3), alu64_imm(BPF_ADD, BPF_REG_0, 1),
+                       exit_insn()}) {
+            all.push_back(i);
+            aux.push_back(InsnAux{.seen = true});
+        }
+    }
+    for (const auto& f : main.fixups) {
+        size_t target = f.target == kLoopCallback ? cb_start : sub_start;
+        all[f.pos].imm = static_cast<int32_t>(static_cast<int64_t>(target) - static_cast<int64_t>(f.pos) - 1);
+    }
+    Program p = make_program(all);
+    p.prog_type = g.prog.prog_type;
+    p.maps = g.prog.maps;
+    p.name = "acceptable";
+    for (size_t i = 0; i < p.aux.size(); i++) {
+        uint32_t orig = p.aux[i].orig_idx;
+        p.aux[i] = aux[i];
+        p.aux[i].orig_idx = orig;
+    }
+    p.subprogs[0].stack_depth = kMainStackDepth;
+    for (uint32_t s = 0; s < p.subprog_cnt(); s++) {
+        if (main.uses_callback && p.subprogs[s].start == cb_start) {
+            p.subprogs[s].is_cb = true;
+            for (size_t i = 0; i < main.code.size(); i++)
+                if (p.aux[i].loop_fit_for_inline) p.aux[i].loop_callback_subprogno = s;
+        }
+    }
+    AcceptableCase out{std::move(p), {}};
+    for (uint32_t k = 0; k < opts.inputs; k++) {
+        interp::ExecInput in;
+        in.packet = rand_bytes(rng, 64);
+        in.maps.resize(out.program.maps.size());
+        for (size_t m = 0; m < out.program.maps.size(); m++) {
+            const auto& md = out.program.maps[m];
+            uint32_t keys = md.type == BPF_MAP_TYPE_ARRAY ? md.max_entries : std::min<uint32_t>(md.max_entries, 8);
+            for (uint32_t key = 0; key < keys; key++) {
+                if (md.type != BPF_MAP_TYPE_ARRAY && rng.chance(1, 3)) continue;
+                std::vector<uint8_t> kb(md.key_size, 0);
+                for (size_t b = 0; b < 4; b++) kb[b] = static_cast<uint8_t>(key >> (8 * b));
+                out.program.maps[m].name = md.name;
+                in.maps[m].push_back({kb, rand_bytes(rng, md.value_size)});
+            }
+        }
+        out.inputs.push_back(std::move(in));
+    }
+    return out;
+}
+
+}  // namespace patchfuzz::gen

@@ -1,0 +1,40 @@
+#pragma once
+// Verifier-acceptable generation (issue 9): programs the real Linux verifier (6.1 / 6.12, root,
+// JIT on) accepts, shaped after BVF's "structured and sanitized programs": every register is
+// written before it is read, stack slots are stored before they are loaded, every map value
+// pointer is NULL-checked before use, all control flow is forward except bounded loops (counter
+// loops, bpf_loop with a static callback, may_goto on 6.12), the program type is a socket filter
+// or XDP and the context is never read (so no ctx rewrites). Each program exercises the rewrite
+// rows both kernels implement: hash / LRU hash / array map-lookup inlines, div/mod guards,
+// bpf_loop inlining, dead-code and nop removal; with `v612`, may_goto, sdiv/smod and the x86-64
+// helper inlines (bpf_jiffies64, bpf_get_smp_processor_id).
+//
+// The aux facts the passes read are filled in as the verifier would: `seen` is false exactly on
+// the dead blocks we plant (conditions test freshly loaded, unknown map values, so the verifier
+// explores both sides of every other branch), map_index on lookup calls, the bpf_loop inline
+// state on bpf_loop calls. Results never depend on nondeterministic helpers (their values are
+// discarded), so the kernel's BPF_PROG_TEST_RUN and the interpreter must agree.
+#include <cstdint>
+#include <vector>
+
+#include "bpf/interp/exec_input.hpp"
+#include "bpf/program/program.hpp"
+#include "bpf/util/rng.hpp"
+
+namespace patchfuzz::gen {
+
+struct AcceptableOptions {
+    bool v612 = true;         // use 6.12-only features (cpu v4 sdiv/smod, may_goto, helper inlines)
+    uint32_t blocks_min = 3;  // top-level blocks in main
+    uint32_t blocks_max = 10;
+    uint32_t inputs = 2;      // test-run inputs per program
+};
+
+struct AcceptableCase {
+    Program program;
+    std::vector<interp::ExecInput> inputs;
+};
+
+AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts);
+
+}  // namespace patchfuzz::gen

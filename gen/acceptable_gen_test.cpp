@@ -1,0 +1,133 @@
+// Structural guarantees of verifier-acceptable generation (the real verifier is the VM test's
+// job): determinism, aux facts where the passes read them, NULL checks, dead blocks, no ctx access,
+// and no 6.12-only feature in 6.1 mode.
+#include "gen/acceptable_gen.hpp"
+
+#include <gtest/gtest.h>
+#include <linux/bpf.h>
+
+#include "bpf/isa/insn.hpp"
+
+namespace patchfuzz::gen {
+namespace {
+
+using namespace isa;
+
+TEST(AcceptableGen, SameSeedSameProgram) {
+    Rng a(99), b(99);
+    auto x = generate_acceptable(a, {});
+    auto y = generate_acceptable(b, {});
+    EXPECT_TRUE(x.program == y.program);
+    ASSERT_EQ(x.inputs.size(), y.inputs.size());
+    EXPECT_EQ(x.inputs[0].packet, y.inputs[0].packet);
+}
+
+bool in_cb(const Program& p, size_t pc) {
+    for (uint32_t s = 0; s < p.subprog_cnt(); s++)
+        if (p.subprogs[s].is_cb && pc >= p.subprogs[s].start && pc < p.subprogs[s + 1].start) return true;
+    return false;
+}
+
+TEST(AcceptableGen, StructuralInvariants) {
+    Rng rng(7);
+    uint32_t lookups = 0, loops = 0, dead = 0;
+    for (int n = 0; n < 300; n++) {
+        auto c = generate_acceptable(rng, {});
+        const Program& p = c.program;
+        ASSERT_EQ(p.aux.size(), p.insns.size());
+        ASSERT_FALSE(p.maps.empty());
+        ASSERT_EQ(c.inputs.size(), 2u);
+        EXPECT_TRUE(p.prog_type == BPF_PROG_TYPE_SOCKET_FILTER || p.prog_type == BPF_PROG_TYPE_XDP);
+        EXPECT_EQ(p.subprogs[0].stack_depth, 64u);
+        for (size_t i = 0; i < p.insns.size(); i++) {
+            const Insn& in = p.insns[i];
+            // every jump lands inside the program
+            if (relative_field(in) != RelField::None) {
+                int64_t t = static_cast<int64_t>(i) + displacement(in) + 1;
+                EXPECT_GE(t, 0);
+                EXPECT_LT(t, static_cast<int64_t>(p.insns.size()));
+            }
+            // the context is never accessed (no ctx rewrites in the comparison)
+            if (cls(in) == BPF_LDX) {
+                EXPECT_NE(in.src_reg, BPF_REG_1) << "pc " << i;
+            }
+            if (cls(in) == BPF_STX || cls(in) == BPF_ST) {
+                EXPECT_NE(in.dst_reg, BPF_REG_1) << "pc " << i;
+            }
+            if (is_helper_call(in) && in.imm == BPF_FUNC_map_lookup_elem) {
+                lookups++;
+                ASSERT_GE(p.aux[i].map_index, 0);
+                ASSERT_LT(static_cast<size_t>(p.aux[i].map_index), p.maps.size());
+                ASSERT_LT(i + 1, p.insns.size());
+                const Insn& chk = p.insns[i + 1];  // the NULL check follows at once
+                EXPECT_EQ(chk.code, BPF_JMP | BPF_JEQ | BPF_K);
+                EXPECT_EQ(chk.dst_reg, BPF_REG_0);
+                EXPECT_EQ(chk.imm, 0);
+            }
+            if (is_helper_call(in) && in.imm == BPF_FUNC_loop) {
+                loops++;
+                EXPECT_TRUE(p.aux[i].loop_fit_for_inline);
+                uint32_t cb = p.aux[i].loop_callback_subprogno;
+                ASSERT_LT(cb, p.subprog_cnt());
+                EXPECT_TRUE(p.subprogs[cb].is_cb);
+            }
+            if (!p.aux[i].seen && in_cb(p, i)) {
+                // an unseen callback: on 6.12 every bpf_loop call runs it zero times (r1 = 0)
+                for (size_t j = 0; j < p.insns.size(); j++)
+                    if (is_helper_call(p.insns[j]) && p.insns[j].imm == BPF_FUNC_loop) {
+                        EXPECT_TRUE(same(p.insns[j - 6], mov64_imm(BPF_REG_1, 0))) << "pc " << j;
+                    }
+            } else if (!p.aux[i].seen) {
+                dead++;
+                // an unseen insn sits in the fallthrough of an always-taken `if r0 == 0` after `r0 = 0`
+                bool covered = false;
+                for (size_t j = 1; j <= i && j + 1 <= i + 1; j++) {
+                    const Insn& br = p.insns[j];
+                    if (br.code == (BPF_JMP | BPF_JEQ | BPF_K) && br.dst_reg == 0 && br.imm == 0 && same(p.insns[j - 1], mov64_imm(0, 0)) &&
+                        i > j && i <= j + static_cast<size_t>(br.off))
+                        covered = true;
+                }
+                EXPECT_TRUE(covered) << "unseen pc " << i;
+            }
+        }
+    }
+    EXPECT_GT(lookups, 300u);
+    EXPECT_GT(loops, 20u);
+    EXPECT_GT(dead, 20u);
+}
+
+TEST(AcceptableGen, LruMapsAreLargeEnoughNeverToEvict) {
+    Rng rng(5);
+    for (int n = 0; n < 200; n++)
+        for (const auto& m : generate_acceptable(rng, {}).program.maps)
+            if (m.type == BPF_MAP_TYPE_LRU_HASH) {
+                EXPECT_GE(m.max_entries, 256u);
+            }
+}
+
+TEST(AcceptableGen, SixOneModeUsesNoSixTwelveFeature) {
+    Rng rng(3);
+    AcceptableOptions o;
+    o.v612 = false;
+    for (int n = 0; n < 300; n++) {
+        auto c = generate_acceptable(rng, o);
+        for (const auto& a : c.program.aux) EXPECT_TRUE(a.seen || !a.loop_fit_for_inline);
+        for (uint32_t s = 0; s < c.program.subprog_cnt(); s++)
+            if (c.program.subprogs[s].is_cb) {  // 6.1 always verifies the callback once
+                EXPECT_TRUE(c.program.aux[c.program.subprogs[s].start].seen);
+            }
+        for (const auto& in : c.program.insns) {
+            EXPECT_FALSE(is_may_goto(in));
+            if (is_alu_class(in) && (op(in) == BPF_DIV || op(in) == BPF_MOD)) {
+                EXPECT_EQ(in.off, 0);
+            }
+            if (is_helper_call(in)) {
+                EXPECT_NE(in.imm, BPF_FUNC_jiffies64);
+                EXPECT_NE(in.imm, BPF_FUNC_get_smp_processor_id);
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace patchfuzz::gen

@@ -1,0 +1,50 @@
+/* pfk_batch.h: the batch file the host (harness/kernel/batch_writer.cpp) writes into the guest's
+ * initramfs as /batch.bin and the guest loader (guest/pfk_loader.c) reads. Plain C so that both
+ * the static C guest and the C++ host include the same definition. Little-endian, no padding:
+ * every field is read with memcpy at a byte cursor, so alignment never matters.
+ *
+ *   header   "PFKB" u32 version u32 case_cnt u32 flags
+ *   case     u32 record_size (bytes of the whole case record, header included)
+ *            u32 prog_type u32 prog_flags u32 insn_cnt
+ *            u16 map_cnt u16 kfunc_cnt u16 run_cnt u16 name_len
+ *            name bytes (not NUL-terminated)
+ *            map_cnt   x { u32 type u32 key_size u32 value_size u32 max_entries u32 map_flags }
+ *            kfunc_cnt x { i32 prog_imm u16 name_len name bytes }   (call imm -> kfunc name)
+ *            insn_cnt  x 8 bytes (struct bpf_insn; ld_imm64 map imms are map indexes)
+ *            run_cnt   x { u32 data_len data u32 ctx_len ctx u32 entry_cnt
+ *                          entry_cnt x { u16 map u16 key_len u32 value_len key value } }
+ *
+ * The guest answers on its console with lines that all start with "@@" (see pfk_loader.c). */
+#ifndef PATCHFUZZ_GUEST_PFK_BATCH_H
+#define PATCHFUZZ_GUEST_PFK_BATCH_H
+
+#define PFK_BATCH_MAGIC "PFKB"
+#define PFK_BATCH_VERSION 1u
+
+/* header flags */
+#define PFK_FLAG_TEST_RUN 0x1u   /* run BPF_PROG_TEST_RUN on each case's runs */
+#define PFK_FLAG_ALWAYS_LOG 0x2u /* print the verifier log tail even when the load succeeds */
+
+/* limits the guest enforces (a record beyond them is reported as rejected input, rc=-E2BIG) */
+#define PFK_MAX_MAPS 64u
+#define PFK_MAX_KFUNCS 64u
+#define PFK_MAX_INSNS 1000000u
+#define PFK_LOG_TAIL_LINES 24u
+
+#define PFK_BATCH_HEADER_SIZE 16u
+#define PFK_CASE_HEADER_SIZE 24u
+#define PFK_MAP_RECORD_SIZE 20u
+
+/* Output line tags (guest -> host), each at the start of a console line. */
+#define PFK_OUT_BEGIN "@@PFK-BEGIN"
+#define PFK_OUT_FACT "@@FACT"
+#define PFK_OUT_CASE "@@CASE"
+#define PFK_OUT_XLATED "@@X"
+#define PFK_OUT_LOG "@@LOG"
+#define PFK_OUT_RUN "@@RUN"
+#define PFK_OUT_MAP "@@MAP"
+#define PFK_OUT_CASE_END "@@END"
+#define PFK_OUT_DONE "@@PFK-DONE"
+#define PFK_OUT_ERROR "@@PFK-ERROR"
+
+#endif

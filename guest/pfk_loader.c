@@ -1,0 +1,683 @@
+/* pfk_loader: PID 1 of the patchfuzz kernel-oracle VM (issue 9). Static, no libbpf.
+ *
+ * It reads /batch.bin (format: guest/pfk_batch.h), and for every case creates its maps, resolves
+ * its kfunc names to the running kernel's BTF ids (parsing /sys/kernel/btf/vmlinux itself),
+ * synthesises a minimal BTF + func_info when the program has subprograms (the verifier refuses
+ * callbacks without func_info), loads it with BPF_PROG_LOAD, reads the rewritten ("xlated")
+ * instructions back with BPF_OBJ_GET_INFO_BY_FD, optionally runs BPF_PROG_TEST_RUN on the case's
+ * inputs, and prints everything on the console as "@@" lines. Then it powers the VM off.
+ *
+ * Output lines (one case = CASE, X*, LOG*, RUN/MAP*, END):
+ *   @@PFK-BEGIN v=1 release=<uname -r> jit=<bpf_jit_enable> cases=<n> uptime_ms=<guest clock at start>
+ *   @@FACT <name> <value>                       struct offsets read from the kernel's BTF
+ *   @@CASE <i> rc=<0|-errno> insns=<n> xlated=<n> verified=<n> load_us=<n> maps=<id,id|->
+ *   @@X <i> <hex>                               xlated bytes, at most 512 hex digits a line
+ *   @@LOG <i> <text>                            verifier log tail (failures, or ALWAYS_LOG)
+ *   @@RUN <i> <k> rc=<0|-errno> retval=<u32>
+ *   @@MAP <i> <k> <map> <keyhex> <valuehex>     map contents after run k (array/hash only)
+ *   @@END <i>
+ *   @@PFK-DONE ok=<n> failed=<n> us=<total load+dump time> wall_us=<whole batch, guest clock>
+ *   @@PFK-ERROR <text>                          the batch itself was unusable
+ *
+ * Safety: this program issues bpf() syscalls, so it refuses to run unless it is PID 1 and the
+ * kernel command line carries "pfk.guest=1" (set only by the host's qemu runner): it must never
+ * load generated programs into a developer's own kernel.
+ * Build: cc -O2 -static -o pfk-guest pfk_loader.c */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <linux/reboot.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pfk_batch.h"
+
+static long sys_bpf(int cmd, union bpf_attr *attr) { return syscall(__NR_bpf, cmd, attr, sizeof(*attr)); }
+
+static uint64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static unsigned char *read_file(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return NULL;
+    size_t cap = 1 << 20, n = 0;
+    unsigned char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) break;
+        if (n == cap) {
+            cap *= 2;
+            unsigned char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    *len = n;
+    return buf;
+}
+
+/* ---- the running kernel's BTF: FUNC ids for kfuncs, struct offsets for the facts ------------- */
+struct btf_view {
+    const unsigned char *data;
+    size_t len;
+    const unsigned char *types, *strs;
+    uint32_t types_len, strs_len;
+    uint32_t *off; /* off[id] = byte offset of type id inside types */
+    uint32_t cnt;  /* number of type ids + 1 */
+};
+static struct btf_view g_btf;
+static int g_btf_loaded;
+
+static uint32_t rd32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Bytes that follow the 12-byte common header of a BTF type, by kind (uapi linux/btf.h). */
+static uint32_t btf_extra(uint32_t kind, uint32_t vlen) {
+    switch (kind) {
+        case 1: return 4;          /* INT */
+        case 3: return 12;         /* ARRAY */
+        case 4: case 5: return 12 * vlen; /* STRUCT, UNION */
+        case 6: return 8 * vlen;   /* ENUM */
+        case 13: return 8 * vlen;  /* FUNC_PROTO */
+        case 14: return 4;         /* VAR */
+        case 15: return 12 * vlen; /* DATASEC */
+        case 17: return 4;         /* DECL_TAG */
+        case 19: return 12 * vlen; /* ENUM64 */
+        default: return 0;         /* PTR FWD TYPEDEF VOLATILE CONST RESTRICT FUNC FLOAT TYPE_TAG */
+    }
+}
+
+static int btf_load(void) {
+    if (g_btf_loaded) return g_btf.cnt ? 0 : -1;
+    g_btf_loaded = 1;
+    size_t len = 0;
+    unsigned char *d = read_file("/sys/kernel/btf/vmlinux", &len);
+    if (!d || len < sizeof(struct btf_header)) return -1;
+    struct btf_header h;
+    memcpy(&h, d, sizeof(h));
+    if (h.magic != BTF_MAGIC || (size_t)h.hdr_len + h.type_off + h.type_len > len ||
+        (size_t)h.hdr_len + h.str_off + h.str_len > len)
+        return -1;
+    g_btf.data = d;
+    g_btf.len = len;
+    g_btf.types = d + h.hdr_len + h.type_off;
+    g_btf.types_len = h.type_len;
+    g_btf.strs = d + h.hdr_len + h.str_off;
+    g_btf.strs_len = h.str_len;
+    uint32_t cap = 1 << 17, n = 1;
+    uint32_t *off = malloc(cap * sizeof(uint32_t));
+    uint32_t p = 0;
+    while (off && p + 12 <= h.type_len) {
+        if (n == cap) {
+            cap *= 2;
+            uint32_t *no = realloc(off, cap * sizeof(uint32_t));
+            if (!no) break;
+            off = no;
+        }
+        off[n++] = p;
+        uint32_t info = rd32(g_btf.types + p + 4);
+        p += 12 + btf_extra((info >> 24) & 0x1f, info & 0xffff);
+    }
+    g_btf.off = off;
+    g_btf.cnt = off ? n : 0;
+    return g_btf.cnt ? 0 : -1;
+}
+
+static const char *btf_str(uint32_t off) { return off < g_btf.strs_len ? (const char *)g_btf.strs + off : ""; }
+static const unsigned char *btf_type(uint32_t id) { return id && id < g_btf.cnt ? g_btf.types + g_btf.off[id] : NULL; }
+static uint32_t btf_kind(const unsigned char *t) { return (rd32(t + 4) >> 24) & 0x1f; }
+
+/* First type id of `kind` called `name`, or -1. */
+static int btf_find(const char *name, uint32_t kind) {
+    if (btf_load() != 0) return -1;
+    for (uint32_t id = 1; id < g_btf.cnt; id++) {
+        const unsigned char *t = btf_type(id);
+        if (btf_kind(t) == kind && strcmp(btf_str(rd32(t)), name) == 0) return (int)id;
+    }
+    return -1;
+}
+
+/* Byte offset of member `name` in struct/union `id`, looking through anonymous members (the
+ * kernel's `struct bpf_array` keeps `value` inside an anonymous union); -1 when absent. */
+static long btf_member_off(uint32_t id, const char *name, int depth) {
+    const unsigned char *t = btf_type(id);
+    while (t && depth < 16) { /* skip typedef / volatile / const / restrict / type tags */
+        uint32_t k = btf_kind(t);
+        if (k != 8 && k != 9 && k != 10 && k != 11 && k != 18) break;
+        t = btf_type(rd32(t + 8));
+        depth++;
+    }
+    if (!t || (btf_kind(t) != 4 && btf_kind(t) != 5) || depth >= 16) return -1;
+    uint32_t info = rd32(t + 4), vlen = info & 0xffff, kflag = info >> 31;
+    for (uint32_t m = 0; m < vlen; m++) {
+        const unsigned char *mp = t + 12 + 12 * m;
+        uint32_t bits = rd32(mp + 8);
+        if (kflag) bits &= 0xffffff;
+        const char *mn = btf_str(rd32(mp));
+        if (strcmp(mn, name) == 0) return (long)(bits / 8);
+        if (!*mn) {
+            long inner = btf_member_off(rd32(mp + 4), name, depth + 1);
+            if (inner >= 0) return (long)(bits / 8) + inner;
+        }
+    }
+    return -1;
+}
+
+static void print_facts(void) {
+    int arr = btf_find("bpf_array", BTF_KIND_STRUCT);
+    int htab = btf_find("htab_elem", BTF_KIND_STRUCT);
+    printf(PFK_OUT_FACT " btf_types %u\n", g_btf.cnt ? g_btf.cnt - 1 : 0);
+    printf(PFK_OUT_FACT " array_value_off %ld\n", arr > 0 ? btf_member_off((uint32_t)arr, "value", 0) : -1L);
+    printf(PFK_OUT_FACT " htab_elem_key_off %ld\n", htab > 0 ? btf_member_off((uint32_t)htab, "key", 0) : -1L);
+    /* the LRU hash inline tests and sets htab_elem.lru_node.ref */
+    int lru = btf_find("bpf_lru_node", BTF_KIND_STRUCT);
+    long lru_off = htab > 0 ? btf_member_off((uint32_t)htab, "lru_node", 0) : -1L;
+    long ref_off = lru > 0 ? btf_member_off((uint32_t)lru, "ref", 0) : -1L;
+    printf(PFK_OUT_FACT " htab_lru_ref_off %ld\n", lru_off >= 0 && ref_off >= 0 ? lru_off + ref_off : -1L);
+}
+
+/* ---- minimal program BTF for func_info: [1] int, [2] int(void), [3] static FUNC "f" ---------- */
+static int min_btf_fd(void) {
+    static int fd = -2;
+    if (fd != -2) return fd;
+    static const char strs[] = "\0int\0f";
+    uint32_t types[] = {
+        1, (uint32_t)BTF_KIND_INT << 24, 4, (BTF_INT_SIGNED << 24) | 32,
+        0, (uint32_t)BTF_KIND_FUNC_PROTO << 24, 1,
+        5, (uint32_t)BTF_KIND_FUNC << 24, 2,
+    };
+    struct btf_header hdr;
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.magic = BTF_MAGIC;
+    hdr.version = BTF_VERSION;
+    hdr.hdr_len = sizeof(hdr);
+    hdr.type_len = sizeof(types);
+    hdr.str_off = sizeof(types);
+    hdr.str_len = sizeof(strs);
+    static unsigned char blob[sizeof(struct btf_header) + sizeof(types) + sizeof(strs)];
+    memcpy(blob, &hdr, sizeof(hdr));
+    memcpy(blob + sizeof(hdr), types, sizeof(types));
+    memcpy(blob + sizeof(hdr) + sizeof(types), strs, sizeof(strs));
+    union bpf_attr a;
+    memset(&a, 0, sizeof(a));
+    a.btf = (uint64_t)(uintptr_t)blob;
+    a.btf_size = sizeof(blob);
+    fd = (int)sys_bpf(BPF_BTF_LOAD, &a);
+    return fd;
+}
+
+/* Subprogram starts as the verifier finds them (add_subprog_and_kfunc): 0, every pseudo-call
+ * target and every BPF_PSEUDO_FUNC ld_imm64 target; sorted, unique. */
+static unsigned subprog_starts(const struct bpf_insn *in, unsigned cnt, uint32_t *starts, unsigned max) {
+    unsigned n = 0;
+    starts[n++] = 0;
+    for (unsigned i = 0; i < cnt; i++) {
+        int call = in[i].code == (BPF_JMP | BPF_CALL) && in[i].src_reg == BPF_PSEUDO_CALL;
+        int func = in[i].code == (BPF_LD | BPF_IMM | BPF_DW) && in[i].src_reg == BPF_PSEUDO_FUNC;
+        if (!call && !func) continue;
+        long t = (long)i + in[i].imm + 1;
+        if (t <= 0 || t >= (long)cnt) continue;
+        unsigned k = 0;
+        while (k < n && starts[k] < (uint32_t)t) k++;
+        if (k < n && starts[k] == (uint32_t)t) continue;
+        if (n == max) break;
+        memmove(&starts[k + 1], &starts[k], (n - k) * sizeof(*starts));
+        starts[k] = (uint32_t)t;
+        n++;
+    }
+    return n;
+}
+
+/* ---- batch reading --------------------------------------------------------------------------- */
+struct cursor {
+    const unsigned char *p, *end;
+    int bad;
+};
+static const unsigned char *take(struct cursor *c, size_t n) {
+    if (c->bad || (size_t)(c->end - c->p) < n) {
+        c->bad = 1;
+        return NULL;
+    }
+    const unsigned char *r = c->p;
+    c->p += n;
+    return r;
+}
+static uint32_t get32(struct cursor *c) {
+    const unsigned char *p = take(c, 4);
+    return p ? rd32(p) : 0;
+}
+static uint16_t get16(struct cursor *c) {
+    const unsigned char *p = take(c, 2);
+    uint16_t v = 0;
+    if (p) memcpy(&v, p, 2);
+    return v;
+}
+
+struct map_def {
+    uint32_t type, key, value, max, flags;
+    int fd;
+    uint32_t id;
+};
+
+static void print_hex(const unsigned char *b, size_t n) {
+    static const char hx[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        putchar(hx[b[i] >> 4]);
+        putchar(hx[b[i] & 15]);
+    }
+}
+
+static void print_log_tail(unsigned idx, const char *log) {
+    size_t n = strlen(log);
+    unsigned lines = 0;
+    size_t start = n;
+    while (start > 0) { /* walk back over the last PFK_LOG_TAIL_LINES non-empty lines */
+        if (log[start - 1] == '\n' && start != n && ++lines >= PFK_LOG_TAIL_LINES) break;
+        start--;
+    }
+    const char *p = log + start;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len) printf(PFK_OUT_LOG " %u %.*s\n", idx, (int)len, p);
+        p += len + (nl ? 1 : 0);
+    }
+}
+
+/* Empty every map, then write the run's entries (each run starts from its own map state). */
+static void reset_maps(struct map_def *maps, unsigned nmaps) {
+    static unsigned char key[512], next[512], zero[65536];
+    for (unsigned m = 0; m < nmaps; m++) {
+        union bpf_attr a;
+        if (maps[m].fd < 0 || maps[m].key > sizeof(key) || maps[m].value > sizeof(zero)) continue;
+        if (maps[m].type == BPF_MAP_TYPE_ARRAY) {
+            for (uint32_t k = 0; k < maps[m].max && k < 4096; k++) {
+                memset(&a, 0, sizeof(a));
+                a.map_fd = (uint32_t)maps[m].fd;
+                a.key = (uint64_t)(uintptr_t)&k;
+                a.value = (uint64_t)(uintptr_t)zero;
+                sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+            }
+        } else if (maps[m].type == BPF_MAP_TYPE_HASH || maps[m].type == BPF_MAP_TYPE_LRU_HASH) {
+            for (int guard = 0; guard < 100000; guard++) {
+                memset(&a, 0, sizeof(a));
+                a.map_fd = (uint32_t)maps[m].fd;
+                a.key = 0;
+                a.next_key = (uint64_t)(uintptr_t)next;
+                if (sys_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0) break;
+                memcpy(key, next, maps[m].key);
+                memset(&a, 0, sizeof(a));
+                a.map_fd = (uint32_t)maps[m].fd;
+                a.key = (uint64_t)(uintptr_t)key;
+                if (sys_bpf(BPF_MAP_DELETE_ELEM, &a) != 0) break;
+            }
+        }
+    }
+}
+
+static void dump_maps(unsigned idx, unsigned run, struct map_def *maps, unsigned nmaps) {
+    static unsigned char key[512], next[512], val[65536];
+    for (unsigned m = 0; m < nmaps; m++) {
+        int is_array = maps[m].type == BPF_MAP_TYPE_ARRAY;
+        int is_hash = maps[m].type == BPF_MAP_TYPE_HASH || maps[m].type == BPF_MAP_TYPE_LRU_HASH;
+        if (maps[m].fd < 0 || (!is_array && !is_hash) || maps[m].key > sizeof(key) || maps[m].value > sizeof(val))
+            continue;
+        int have = 0;
+        for (uint32_t k = 0; k < 16; k++) {
+            union bpf_attr a;
+            if (is_array) {
+                if (k >= maps[m].max) break;
+                memset(key, 0, maps[m].key);
+                memcpy(key, &k, maps[m].key < 4 ? maps[m].key : 4);
+            } else {
+                memset(&a, 0, sizeof(a));
+                a.map_fd = (uint32_t)maps[m].fd;
+                a.key = have ? (uint64_t)(uintptr_t)key : 0;
+                a.next_key = (uint64_t)(uintptr_t)next;
+                if (sys_bpf(BPF_MAP_GET_NEXT_KEY, &a) != 0) break;
+                memcpy(key, next, maps[m].key);
+                have = 1;
+            }
+            memset(&a, 0, sizeof(a));
+            a.map_fd = (uint32_t)maps[m].fd;
+            a.key = (uint64_t)(uintptr_t)key;
+            a.value = (uint64_t)(uintptr_t)val;
+            if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) != 0) continue;
+            printf(PFK_OUT_MAP " %u %u %u ", idx, run, m);
+            print_hex(key, maps[m].key);
+            putchar(' ');
+            print_hex(val, maps[m].value);
+            putchar('\n');
+        }
+    }
+}
+
+/* Maps are pooled across cases: creating and freeing thousands of maps dominated the batch time
+ * under TCG. A case takes, per map, a pooled map with the same definition that no earlier map of
+ * the same case took; ids still identify each map (the host maps them back to indexes). Test runs
+ * empty the maps first, so no state leaks between cases. */
+struct pool_map {
+    uint32_t type, key, value, max, flags, id;
+    int fd;
+};
+static struct pool_map g_pool[4096];
+static unsigned g_pool_cnt;
+
+static int pool_get(struct map_def *want, const struct map_def *taken, unsigned ntaken) {
+    for (unsigned i = 0; i < g_pool_cnt; i++) {
+        struct pool_map *p = &g_pool[i];
+        if (p->type != want->type || p->key != want->key || p->value != want->value || p->max != want->max ||
+            p->flags != want->flags)
+            continue;
+        int used = 0;
+        for (unsigned t = 0; t < ntaken; t++)
+            if (taken[t].fd == p->fd) used = 1;
+        if (used) continue;
+        want->id = p->id;
+        return p->fd;
+    }
+    union bpf_attr a;
+    memset(&a, 0, sizeof(a));
+    a.map_type = want->type;
+    a.key_size = want->key;
+    a.value_size = want->value;
+    a.max_entries = want->max;
+    a.map_flags = want->flags;
+    int fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
+    if (fd < 0) return -errno;
+    struct bpf_map_info mi;
+    memset(&mi, 0, sizeof(mi));
+    memset(&a, 0, sizeof(a));
+    a.info.bpf_fd = (uint32_t)fd;
+    a.info.info_len = sizeof(mi);
+    a.info.info = (uint64_t)(uintptr_t)&mi;
+    if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0) want->id = mi.id;
+    if (g_pool_cnt < sizeof(g_pool) / sizeof(g_pool[0]))
+        g_pool[g_pool_cnt++] = (struct pool_map){want->type, want->key, want->value, want->max, want->flags, want->id, fd};
+    return fd;
+}
+
+static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *busy_us) {
+    static char log[1 << 20];
+    static uint32_t starts[4096];
+    static struct bpf_func_info finfo[4096];
+    static unsigned char data_out[65536 + 4096];
+    struct map_def maps[PFK_MAX_MAPS];
+    const unsigned char *rec = c->p;
+    uint32_t size = get32(c);
+    if (c->bad || size < PFK_CASE_HEADER_SIZE || (size_t)(c->end - rec) < size) return -1;
+    struct cursor r = {c->p, rec + size, 0};
+    c->p = rec + size;
+    uint32_t prog_type = get32(&r), prog_flags = get32(&r), insn_cnt = get32(&r);
+    uint16_t map_cnt = get16(&r), kfunc_cnt = get16(&r), run_cnt = get16(&r), name_len = get16(&r);
+    take(&r, name_len);
+    if (r.bad || map_cnt > PFK_MAX_MAPS || kfunc_cnt > PFK_MAX_KFUNCS || insn_cnt > PFK_MAX_INSNS) {
+        printf(PFK_OUT_CASE " %u rc=-%d insns=0 xlated=0 verified=0 load_us=0 maps=-\n" PFK_OUT_CASE_END " %u\n",
+               idx, E2BIG, idx);
+        return 1;
+    }
+    int rc = 0;
+    for (unsigned m = 0; m < map_cnt; m++) {
+        maps[m].type = get32(&r);
+        maps[m].key = get32(&r);
+        maps[m].value = get32(&r);
+        maps[m].max = get32(&r);
+        maps[m].flags = get32(&r);
+        maps[m].fd = -1;
+        maps[m].id = 0;
+        maps[m].fd = pool_get(&maps[m], maps, m);
+        if (maps[m].fd < 0 && !rc) rc = maps[m].fd;
+    }
+    int32_t kf_from[PFK_MAX_KFUNCS], kf_to[PFK_MAX_KFUNCS];
+    for (unsigned k = 0; k < kfunc_cnt; k++) {
+        kf_from[k] = (int32_t)get32(&r);
+        uint16_t nl = get16(&r);
+        const unsigned char *nm = take(&r, nl);
+        char name[256];
+        snprintf(name, sizeof(name), "%.*s", nm ? (int)nl : 0, nm ? (const char *)nm : "");
+        kf_to[k] = btf_find(name, BTF_KIND_FUNC);
+        if (kf_to[k] < 0 && !rc) rc = -ENOENT;
+    }
+    const unsigned char *raw = take(&r, (size_t)insn_cnt * 8);
+    struct bpf_insn *insns = raw && insn_cnt ? malloc((size_t)insn_cnt * 8) : NULL;
+    if (insns) memcpy(insns, raw, (size_t)insn_cnt * 8);
+    if (!insns && !rc) rc = -EINVAL;
+    for (unsigned i = 0; insns && i < insn_cnt; i++) {
+        struct bpf_insn *in = &insns[i];
+        if (in->code == (BPF_LD | BPF_IMM | BPF_DW)) {
+            if ((in->src_reg == BPF_PSEUDO_MAP_FD || in->src_reg == BPF_PSEUDO_MAP_VALUE) && in->imm >= 0 &&
+                (unsigned)in->imm < map_cnt)
+                in->imm = maps[in->imm].fd;
+            i++;
+        } else if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_KFUNC_CALL) {
+            for (unsigned k = 0; k < kfunc_cnt; k++)
+                if (kf_from[k] == in->imm) {
+                    in->imm = kf_to[k];
+                    in->off = 0;
+                }
+        }
+    }
+    int fd = -1;
+    uint32_t nx = 0, verified = 0;
+    struct bpf_insn *xl = NULL;
+    uint64_t t0 = now_us();
+    log[0] = 0;
+    if (!rc) {
+        union bpf_attr a;
+        memset(&a, 0, sizeof(a));
+        unsigned nsub = subprog_starts(insns, insn_cnt, starts, 4096);
+        if (nsub > 1) {
+            int bfd = min_btf_fd();
+            for (unsigned k = 0; k < nsub; k++) {
+                finfo[k].insn_off = starts[k];
+                finfo[k].type_id = 3;
+            }
+            if (bfd >= 0) {
+                a.prog_btf_fd = (uint32_t)bfd;
+                a.func_info_rec_size = sizeof(struct bpf_func_info);
+                a.func_info = (uint64_t)(uintptr_t)finfo;
+                a.func_info_cnt = nsub;
+            }
+        }
+        a.prog_type = prog_type;
+        a.prog_flags = prog_flags;
+        a.insns = (uint64_t)(uintptr_t)insns;
+        a.insn_cnt = insn_cnt;
+        a.license = (uint64_t)(uintptr_t)"GPL";
+        if (flags & PFK_FLAG_ALWAYS_LOG) {
+            a.log_level = 1;
+            a.log_buf = (uint64_t)(uintptr_t)log;
+            a.log_size = sizeof(log);
+        }
+        fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+        if (fd < 0) {
+            rc = -errno;
+            if (!(flags & PFK_FLAG_ALWAYS_LOG)) { /* load again with the log on, to say why */
+                a.log_level = 1;
+                a.log_buf = (uint64_t)(uintptr_t)log;
+                a.log_size = sizeof(log);
+                int again = (int)sys_bpf(BPF_PROG_LOAD, &a);
+                if (again >= 0) close(again);
+            }
+        } else {
+            struct bpf_prog_info info;
+            memset(&info, 0, sizeof(info));
+            union bpf_attr ia;
+            memset(&ia, 0, sizeof(ia));
+            ia.info.bpf_fd = (uint32_t)fd;
+            ia.info.info_len = sizeof(info);
+            ia.info.info = (uint64_t)(uintptr_t)&info;
+            if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &ia) == 0 && info.xlated_prog_len) {
+                uint32_t len = info.xlated_prog_len;
+                verified = info.verified_insns;
+                xl = malloc(len);
+                memset(&info, 0, sizeof(info));
+                info.xlated_prog_len = len;
+                info.xlated_prog_insns = (uint64_t)(uintptr_t)xl;
+                memset(&ia, 0, sizeof(ia));
+                ia.info.bpf_fd = (uint32_t)fd;
+                ia.info.info_len = sizeof(info);
+                ia.info.info = (uint64_t)(uintptr_t)&info;
+                if (xl && sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &ia) == 0) nx = len / 8;
+            }
+        }
+    }
+    uint64_t dt = now_us() - t0;
+    *busy_us += dt;
+    printf(PFK_OUT_CASE " %u rc=%d insns=%u xlated=%u verified=%u load_us=%llu maps=", idx, rc, insn_cnt, nx, verified,
+           (unsigned long long)dt);
+    for (unsigned m = 0; m < map_cnt; m++) printf("%s%u", m ? "," : "", maps[m].id);
+    printf("%s\n", map_cnt ? "" : "-");
+    for (uint32_t off = 0; off < nx; off += 32) {
+        printf(PFK_OUT_XLATED " %u ", idx);
+        print_hex((const unsigned char *)xl + (size_t)off * 8, (size_t)((nx - off < 32 ? nx - off : 32) * 8));
+        putchar('\n');
+    }
+    if (log[0] && (fd < 0 || (flags & PFK_FLAG_ALWAYS_LOG))) print_log_tail(idx, log);
+    for (unsigned k = 0; k < run_cnt; k++) {
+        uint32_t dlen = get32(&r);
+        const unsigned char *data = take(&r, dlen);
+        uint32_t clen = get32(&r);
+        const unsigned char *ctx = take(&r, clen);
+        uint32_t ecnt = get32(&r);
+        if (fd >= 0 && (flags & PFK_FLAG_TEST_RUN)) reset_maps(maps, map_cnt);
+        for (uint32_t e = 0; e < ecnt && !r.bad; e++) {
+            uint16_t m = get16(&r), kl = get16(&r);
+            uint32_t vl = get32(&r);
+            const unsigned char *kb = take(&r, kl), *vb = take(&r, vl);
+            if (fd < 0 || !(flags & PFK_FLAG_TEST_RUN) || !kb || !vb || m >= map_cnt || maps[m].fd < 0) continue;
+            union bpf_attr a;
+            memset(&a, 0, sizeof(a));
+            a.map_fd = (uint32_t)maps[m].fd;
+            a.key = (uint64_t)(uintptr_t)kb;
+            a.value = (uint64_t)(uintptr_t)vb;
+            sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+        }
+        if (fd < 0 || !(flags & PFK_FLAG_TEST_RUN) || r.bad) continue;
+        union bpf_attr a;
+        memset(&a, 0, sizeof(a));
+        a.test.prog_fd = (uint32_t)fd;
+        a.test.repeat = 1;
+        if (dlen) {
+            a.test.data_in = (uint64_t)(uintptr_t)data;
+            a.test.data_size_in = dlen;
+            a.test.data_out = (uint64_t)(uintptr_t)data_out;
+            a.test.data_size_out = sizeof(data_out);
+        }
+        if (clen) {
+            a.test.ctx_in = (uint64_t)(uintptr_t)ctx;
+            a.test.ctx_size_in = clen;
+        }
+        int trc = sys_bpf(BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+        printf(PFK_OUT_RUN " %u %u rc=%d retval=%u\n", idx, k, trc, a.test.retval);
+        dump_maps(idx, k, maps, map_cnt);
+    }
+    printf(PFK_OUT_CASE_END " %u\n", idx);
+    fflush(stdout);
+    if (fd >= 0) close(fd);
+    free(xl);
+    free(insns);
+    return fd >= 0 ? 0 : 1;
+}
+
+static void power_off(void) {
+    fflush(stdout);
+    sync();
+    reboot(LINUX_REBOOT_CMD_POWER_OFF);
+    _exit(0); /* PID 1 exiting panics the kernel, and panic=-1 + -no-reboot ends qemu too */
+}
+
+static int cmdline_has(const char *word) {
+    size_t n = 0;
+    unsigned char *c = read_file("/proc/cmdline", &n);
+    if (!c) return 0;
+    c[n ? n - 1 : 0] = 0;
+    int found = 0;
+    for (char *tok = strtok((char *)c, " \n"); tok; tok = strtok(NULL, " \n"))
+        if (strcmp(tok, word) == 0) found = 1;
+    free(c);
+    return found;
+}
+
+int main(void) {
+    if (getpid() != 1) {
+        fprintf(stderr, "pfk-guest: refusing to run: not PID 1 of the patchfuzz VM (it loads BPF programs)\n");
+        return 2;
+    }
+    struct rlimit nofile = {65536, 65536}; /* the map pool keeps thousands of fds open */
+    setrlimit(RLIMIT_NOFILE, &nofile);
+    mkdir("/proc", 0555);
+    mkdir("/sys", 0555);
+    mount("proc", "/proc", "proc", 0, NULL);
+    mount("sysfs", "/sys", "sysfs", 0, NULL);
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+    if (!cmdline_has("pfk.guest=1")) {
+        printf(PFK_OUT_ERROR " kernel command line lacks pfk.guest=1\n");
+        power_off();
+    }
+    struct utsname u;
+    uname(&u);
+    int jit = -1;
+    size_t jl = 0;
+    unsigned char *j = read_file("/proc/sys/net/core/bpf_jit_enable", &jl);
+    if (j && jl) jit = atoi((const char *)j);
+    size_t len = 0;
+    unsigned char *batch = read_file("/batch.bin", &len);
+    struct cursor c = {batch, batch + len, 0};
+    const unsigned char *magic = take(&c, 4);
+    uint32_t version = get32(&c), cnt = get32(&c), flags = get32(&c);
+    if (!batch || !magic || memcmp(magic, PFK_BATCH_MAGIC, 4) != 0 || version != PFK_BATCH_VERSION || c.bad) {
+        printf(PFK_OUT_ERROR " /batch.bin missing or not a version %u batch\n", PFK_BATCH_VERSION);
+        power_off();
+    }
+    size_t ul = 0;
+    unsigned char *up = read_file("/proc/uptime", &ul);
+    long uptime_ms = up && ul ? (long)(strtod((const char *)up, NULL) * 1000.0) : -1;
+    printf(PFK_OUT_BEGIN " v=%u release=%s jit=%d cases=%u uptime_ms=%ld\n", PFK_BATCH_VERSION, u.release, jit, cnt,
+           uptime_ms);
+    print_facts();
+    fflush(stdout);
+    unsigned ok = 0, failed = 0;
+    uint64_t busy = 0, start = now_us();
+    for (unsigned i = 0; i < cnt; i++) {
+        int res = run_case(i, &c, flags, &busy);
+        if (res < 0) {
+            printf(PFK_OUT_ERROR " case %u: truncated record\n", i);
+            break;
+        }
+        if (res == 0)
+            ok++;
+        else
+            failed++;
+    }
+    printf(PFK_OUT_DONE " ok=%u failed=%u us=%llu wall_us=%llu\n", ok, failed, (unsigned long long)busy,
+           (unsigned long long)(now_us() - start));
+    power_off();
+    return 0;
+}

@@ -1,0 +1,79 @@
+#include "harness/kernel/batch_writer.hpp"
+
+#include <cstring>
+
+#include "guest/pfk_batch.h"
+
+namespace patchfuzz::kernel {
+namespace {
+
+struct Out {
+    std::vector<uint8_t> b;
+    void u16(uint16_t v) { b.insert(b.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 2); }
+    void u32(uint32_t v) { b.insert(b.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4); }
+    void bytes(const void* p, size_t n) { b.insert(b.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); }
+};
+
+}  // namespace
+
+Expected<std::vector<uint8_t>> encode_batch(const std::vector<KernelCase>& cases, BatchFlags flags) {
+    Out o;
+    o.bytes(PFK_BATCH_MAGIC, 4);
+    o.u32(PFK_BATCH_VERSION);
+    o.u32(static_cast<uint32_t>(cases.size()));
+    o.u32((flags.test_run ? PFK_FLAG_TEST_RUN : 0u) | (flags.always_log ? PFK_FLAG_ALWAYS_LOG : 0u));
+    for (const auto& c : cases) {
+        const Program& p = c.program;
+        if (p.maps.size() > PFK_MAX_MAPS) return make_error(c.name, "more than 64 maps");
+        if (p.kfuncs.size() > PFK_MAX_KFUNCS) return make_error(c.name, "more than 64 kfuncs");
+        if (p.insns.empty() || p.insns.size() > PFK_MAX_INSNS) return make_error(c.name, "no instructions or too many");
+        if (c.inputs.size() > 0xffff) return make_error(c.name, "too many inputs");
+        size_t start = o.b.size();
+        o.u32(0);  // record size, patched below
+        o.u32(p.prog_type);
+        o.u32(0);  // prog_flags
+        o.u32(p.len());
+        o.u16(static_cast<uint16_t>(p.maps.size()));
+        o.u16(static_cast<uint16_t>(p.kfuncs.size()));
+        o.u16(static_cast<uint16_t>(c.inputs.size()));
+        std::string name = c.name.substr(0, 200);
+        o.u16(static_cast<uint16_t>(name.size()));
+        o.bytes(name.data(), name.size());
+        for (const auto& m : p.maps) {
+            o.u32(m.type);
+            o.u32(m.key_size);
+            o.u32(m.value_size);
+            o.u32(m.max_entries);
+            o.u32(m.map_flags);
+        }
+        for (const auto& k : p.kfuncs) {
+            o.u32(static_cast<uint32_t>(k.btf_id));
+            std::string kn = k.name.substr(0, 200);
+            o.u16(static_cast<uint16_t>(kn.size()));
+            o.bytes(kn.data(), kn.size());
+        }
+        o.bytes(p.insns.data(), p.insns.size() * sizeof(isa::Insn));
+        for (const auto& in : c.inputs) {
+            o.u32(static_cast<uint32_t>(in.packet.size()));
+            o.bytes(in.packet.data(), in.packet.size());
+            o.u32(static_cast<uint32_t>(in.ctx.size()));
+            o.bytes(in.ctx.data(), in.ctx.size());
+            uint32_t cnt = 0;
+            for (const auto& m : in.maps) cnt += static_cast<uint32_t>(m.size());
+            o.u32(cnt);
+            for (size_t mi = 0; mi < in.maps.size(); mi++)
+                for (const auto& e : in.maps[mi]) {
+                    o.u16(static_cast<uint16_t>(mi));
+                    o.u16(static_cast<uint16_t>(e.key.size()));
+                    o.u32(static_cast<uint32_t>(e.value.size()));
+                    o.bytes(e.key.data(), e.key.size());
+                    o.bytes(e.value.data(), e.value.size());
+                }
+        }
+        uint32_t size = static_cast<uint32_t>(o.b.size() - start);
+        std::memcpy(o.b.data() + start, &size, 4);
+    }
+    return std::move(o.b);
+}
+
+}  // namespace patchfuzz::kernel

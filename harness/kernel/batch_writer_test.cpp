@@ -1,0 +1,78 @@
+// The batch layout of guest/pfk_batch.h, read back field by field at hand-computed offsets.
+#include "harness/kernel/batch_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace patchfuzz::kernel {
+namespace {
+
+uint32_t u32(const std::vector<uint8_t>& b, size_t off) {
+    uint32_t v;
+    std::memcpy(&v, b.data() + off, 4);
+    return v;
+}
+uint16_t u16(const std::vector<uint8_t>& b, size_t off) {
+    uint16_t v;
+    std::memcpy(&v, b.data() + off, 2);
+    return v;
+}
+
+TEST(BatchWriter, LayoutMatchesTheGuestFormat) {
+    KernelCase c;
+    c.name = "ab";
+    c.program = make_program({isa::mov64_imm(0, 7), isa::exit_insn()});
+    c.program.prog_type = 6;
+    c.program.maps.push_back(MapDef{.name = "m", .type = 2, .key_size = 4, .value_size = 8, .max_entries = 3});
+    c.program.kfuncs.push_back(KfuncDesc{.btf_id = 70001, .name = "bpf_iter_num_new"});
+    interp::ExecInput in;
+    in.packet = {1, 2, 3};
+    in.maps = {{{{0, 0, 0, 0}, {9, 9, 9, 9, 9, 9, 9, 9}}}};
+    c.inputs.push_back(in);
+    auto b = encode_batch({c}, BatchFlags{.test_run = true});
+    ASSERT_TRUE(b.ok());
+    const auto& v = *b;
+    EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "PFKB");
+    EXPECT_EQ(u32(v, 4), 1u);   // version
+    EXPECT_EQ(u32(v, 8), 1u);   // cases
+    EXPECT_EQ(u32(v, 12), 1u);  // flags: test run
+    size_t r = 16;
+    EXPECT_EQ(u32(v, r), v.size() - 16);  // record size
+    EXPECT_EQ(u32(v, r + 4), 6u);         // prog type
+    EXPECT_EQ(u32(v, r + 12), 2u);        // insns
+    EXPECT_EQ(u16(v, r + 16), 1u);        // maps
+    EXPECT_EQ(u16(v, r + 18), 1u);        // kfuncs
+    EXPECT_EQ(u16(v, r + 20), 1u);        // runs
+    EXPECT_EQ(u16(v, r + 22), 2u);        // name length
+    size_t p = r + 24 + 2;
+    EXPECT_EQ(u32(v, p), 2u);             // map type
+    EXPECT_EQ(u32(v, p + 12), 3u);        // max entries
+    p += 20;
+    EXPECT_EQ(u32(v, p), 70001u);
+    EXPECT_EQ(u16(v, p + 4), 16u);
+    EXPECT_EQ(std::string(v.begin() + static_cast<long>(p) + 6, v.begin() + static_cast<long>(p) + 22), "bpf_iter_num_new");
+    p += 22;
+    EXPECT_EQ(v[p], 0xb7);                // mov64 imm
+    EXPECT_EQ(u32(v, p + 4), 7u);
+    p += 16;
+    EXPECT_EQ(u32(v, p), 3u);             // data length
+    p += 4 + 3;
+    EXPECT_EQ(u32(v, p), 0u);             // ctx length
+    EXPECT_EQ(u32(v, p + 4), 1u);         // entries
+    EXPECT_EQ(u16(v, p + 8), 0u);         // map 0
+    EXPECT_EQ(u16(v, p + 10), 4u);        // key length
+    EXPECT_EQ(u32(v, p + 12), 8u);        // value length
+    EXPECT_EQ(p + 16 + 4 + 8, v.size());
+}
+
+TEST(BatchWriter, RejectsEmptyProgramWithItsName) {
+    KernelCase c;
+    c.name = "empty.case";
+    auto b = encode_batch({c}, {});
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(b.error().where, "empty.case");
+}
+
+}  // namespace
+}  // namespace patchfuzz::kernel

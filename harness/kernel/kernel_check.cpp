@@ -1,0 +1,215 @@
+#include "harness/kernel/kernel_check.hpp"
+
+#include <ostream>
+#include <sstream>
+
+#include "bpf/arch/arch_profile.hpp"
+#include "bpf/interp/interp.hpp"
+#include "bpf/patch/patch.hpp"
+#include "harness/kernel/xlated_compare.hpp"
+
+namespace patchfuzz::kernel {
+namespace {
+
+std::string hex(const std::vector<uint8_t>& b) {
+    static const char* d = "0123456789abcdef";
+    std::string s;
+    for (auto x : b) {
+        s += d[x >> 4];
+        s += d[x & 15];
+    }
+    return s;
+}
+
+std::string json_str(std::string_view s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            o += '\\';
+            o += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof(b), "\\u%04x", c);
+            o += b;
+        } else {
+            o += c;
+        }
+    }
+    return o + "\"";
+}
+
+// Kernel test run vs interpreter: retval (u32, what BPF_PROG_TEST_RUN returns) and the contents of
+// array/hash maps (the guest prints at most 16 entries per map; we compare those keys).
+RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, const interp::ExecInput& in) {
+    RunCompare rc{k, true, ""};
+    if (real.rc != 0) {
+        rc.agree = false;
+        rc.detail = "kernel test run failed rc=" + std::to_string(real.rc);
+        return rc;
+    }
+    auto res = interp::execute(model, in, arch_x86_64());
+    if (res.status != interp::ExecResult::Status::Ok) {
+        rc.agree = false;
+        rc.detail = "interpreter: " + std::string(interp::to_string(res.status)) + " at pc " + std::to_string(res.fault_pc) +
+                    ": " + res.reason + "; kernel retval " + std::to_string(real.retval);
+        return rc;
+    }
+    if (static_cast<uint32_t>(res.r0) != real.retval) {
+        rc.agree = false;
+        rc.detail = "retval: kernel " + std::to_string(real.retval) + ", interpreter " + std::to_string(static_cast<uint32_t>(res.r0));
+    }
+    for (const auto& e : real.maps) {
+        if (e.map >= res.maps.size()) continue;
+        const interp::MapEntry* found = nullptr;
+        for (const auto& me : res.maps[e.map])
+            if (me.key == e.key) found = &me;
+        std::vector<uint8_t> zero(e.value.size(), 0);
+        const auto& mine = found ? found->value : zero;  // an untouched array slot is zero in both
+        if (mine != e.value) {
+            rc.agree = false;
+            rc.detail += (rc.detail.empty() ? "" : "; ") + std::string("map ") + std::to_string(e.map) + " key " + hex(e.key) +
+                         ": kernel " + hex(e.value) + ", interpreter " + (found ? hex(found->value) : "absent/zero");
+        }
+    }
+    return rc;
+}
+
+}  // namespace
+
+std::string_view to_string(Agreement a) {
+    switch (a) {
+        case Agreement::Agree: return "agree";
+        case Agreement::Differ: return "differ";
+        case Agreement::ModelFailed: return "model-failed";
+        case Agreement::Rejected: return "rejected";
+        case Agreement::Crashed: return "crashed";
+    }
+    return "?";
+}
+
+ModelResult run_model(const Program& original, passes::KernelProfile profile) {
+    ModelResult r;
+    r.program = original;
+    auto patcher = patch::make_patcher("incremental");
+    if (!patcher) {
+        r.error = "no incremental patcher";
+        return r;
+    }
+    passes::RewriteOptions o{.arch = arch_x86_64()};
+    o.kernel = profile;
+    auto res = passes::run_pipeline(r.program, *patcher, o);
+    r.ok = res.outcome.ok();
+    if (!r.ok) r.error = res.failed_pass + ": err " + std::to_string(res.outcome.err) + " " + res.outcome.log;
+    return r;
+}
+
+Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const CheckOptions& opts) {
+    auto batch = run_batch(opts.vm, cases, BatchFlags{.test_run = opts.run}, opts.per_boot);
+    if (!batch) return batch.error();
+    CheckReport rep;
+    rep.release = batch->report.release;
+    rep.jit = batch->report.jit;
+    rep.alerts = batch->alerts;
+    rep.boots = batch->boots;
+    rep.wall_s = batch->wall_s;
+    rep.boot_s = batch->first_boot_s;
+    rep.guest_busy_us = batch->report.busy_us;
+    MaskFacts facts = mask_facts(batch->report.facts);
+    for (size_t i = 0; i < cases.size(); i++) {
+        const auto& g = batch->report.cases[i];
+        CaseOutcome o;
+        o.name = cases[i].name;
+        o.rc = g.rc;
+        o.log = g.log;
+        o.kernel_len = static_cast<uint32_t>(g.xlated.size());
+        o.load_us = g.load_us;
+        if (!g.complete) {
+            o.agreement = Agreement::Crashed;
+            rep.crashed++;
+        } else if (g.rc != 0) {
+            o.agreement = Agreement::Rejected;
+        } else {
+            rep.accepted++;
+            o.agreement = Agreement::Agree;
+            ModelResult m;
+            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile);
+            if (opts.compare) {
+                if (!m.ok) {
+                    o.agreement = Agreement::ModelFailed;
+                    o.diff = m.error;
+                } else {
+                    auto c = compare_xlated(g.xlated, m.program, g.map_ids, facts);
+                    o.model_len = m.program.len();
+                    o.masked = c.masked;
+                    if (!c.equal) {
+                        o.agreement = Agreement::Differ;
+                        o.diff = c.diff;
+                    }
+                }
+            }
+            if (opts.run) {
+                const Program& exec_prog = m.ok ? m.program : cases[i].program;
+                for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++) {
+                    o.runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], exec_prog, cases[i].inputs[k]));
+                }
+                if (!o.runs_agree()) rep.run_disagree++;
+            }
+            if (o.agreement == Agreement::Agree) rep.agree++;
+            if (o.agreement == Agreement::Differ) rep.differ++;
+            if (o.agreement == Agreement::ModelFailed) rep.model_failed++;
+        }
+        rep.cases.push_back(std::move(o));
+    }
+    return rep;
+}
+
+void print_text_report(std::ostream& out, const CheckReport& r, bool verbose) {
+    for (const auto& c : r.cases) {
+        bool interesting = c.agreement != Agreement::Agree || !c.runs_agree();
+        if (!interesting && !verbose) continue;
+        out << c.name << ": " << to_string(c.agreement);
+        if (c.agreement == Agreement::Rejected) out << " (rc " << c.rc << ")";
+        if (c.agreement == Agreement::Agree) out << " (" << c.kernel_len << " insns, " << c.masked << " masked)";
+        out << "\n";
+        if (c.agreement == Agreement::Rejected || c.agreement == Agreement::Crashed)
+            for (const auto& l : c.log) out << "    | " << l << "\n";
+        if (!c.diff.empty()) out << c.diff;
+        for (const auto& run : c.runs)
+            if (!run.agree) out << "    run " << run.input << ": " << run.detail << "\n";
+    }
+    for (const auto& a : r.alerts) out << "kernel: " << a << "\n";
+    size_t n = r.cases.size();
+    char buf[512];
+    std::snprintf(buf, sizeof(buf),
+                  "kernel %s (jit %d): %zu cases, %u boots, boot %.2f s, wall %.2f s; accepted %u (%.1f%%), agree %u, "
+                  "differ %u, model-failed %u, crashed %u, run-disagree %u; %.0f loads/s in the guest\n",
+                  r.release.c_str(), r.jit, n, r.boots, r.boot_s, r.wall_s, r.accepted, n ? 100.0 * r.accepted / n : 0.0,
+                  r.agree, r.differ, r.model_failed, r.crashed, r.run_disagree,
+                  r.guest_busy_us ? 1e6 * static_cast<double>(n) / static_cast<double>(r.guest_busy_us) : 0.0);
+    out << buf;
+}
+
+void print_json_report(std::ostream& out, const CheckReport& r) {
+    out << "{\"release\":" << json_str(r.release) << ",\"jit\":" << r.jit << ",\"boots\":" << r.boots
+        << ",\"wall_s\":" << r.wall_s << ",\"boot_s\":" << r.boot_s << ",\"guest_busy_us\":" << r.guest_busy_us
+        << ",\"accepted\":" << r.accepted << ",\"agree\":" << r.agree << ",\"differ\":" << r.differ
+        << ",\"model_failed\":" << r.model_failed << ",\"crashed\":" << r.crashed << ",\"run_disagree\":" << r.run_disagree
+        << ",\"alerts\":[";
+    for (size_t i = 0; i < r.alerts.size(); i++) out << (i ? "," : "") << json_str(r.alerts[i]);
+    out << "],\"cases\":[";
+    for (size_t i = 0; i < r.cases.size(); i++) {
+        const auto& c = r.cases[i];
+        out << (i ? ",\n" : "\n") << "{\"name\":" << json_str(c.name) << ",\"result\":" << json_str(to_string(c.agreement))
+            << ",\"rc\":" << c.rc << ",\"kernel_len\":" << c.kernel_len << ",\"model_len\":" << c.model_len
+            << ",\"masked\":" << c.masked << ",\"load_us\":" << c.load_us << ",\"log\":[";
+        for (size_t k = 0; k < c.log.size(); k++) out << (k ? "," : "") << json_str(c.log[k]);
+        out << "],\"diff\":" << json_str(c.diff) << ",\"runs\":[";
+        for (size_t k = 0; k < c.runs.size(); k++)
+            out << (k ? "," : "") << "{\"input\":" << c.runs[k].input << ",\"agree\":" << (c.runs[k].agree ? "true" : "false")
+                << ",\"detail\":" << json_str(c.runs[k].detail) << "}";
+        out << "]}";
+    }
+    out << "]}\n";
+}
+
+}  // namespace patchfuzz::kernel

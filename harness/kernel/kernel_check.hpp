@@ -1,0 +1,84 @@
+#pragma once
+// `patchfuzz kernel check`: one VM boot per batch, then per case (a) accepted by the real verifier
+// or not (with the log tail), (b) the real xlated program vs our incremental patcher's rewrite
+// under the matching kernel profile on x86_64 (xlated_compare.hpp), (c) with `run`, the real
+// BPF_PROG_TEST_RUN results vs our interpreter on the same inputs.
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpf/passes/pass.hpp"
+#include "bpf/util/error.hpp"
+#include "harness/kernel/kernel_case.hpp"
+#include "harness/kernel/vm_runner.hpp"
+
+namespace patchfuzz::kernel {
+
+enum class Agreement : uint8_t {
+    Agree,        // xlated == model after the mask
+    Differ,       // a finding: model or kernel
+    ModelFailed,  // the kernel accepted, our pipeline returned an error
+    Rejected,     // the real verifier rejected the program (nothing to compare)
+    Crashed,      // the VM died while loading it (kernel finding)
+};
+std::string_view to_string(Agreement a);
+
+struct RunCompare {
+    uint32_t input = 0;
+    bool agree = true;
+    std::string detail;  // "kernel retval 3, interp 4" / map differences
+};
+
+struct CaseOutcome {
+    std::string name;
+    Agreement agreement = Agreement::Rejected;
+    int rc = 0;
+    std::vector<std::string> log;
+    uint32_t kernel_len = 0, model_len = 0, masked = 0;
+    uint64_t load_us = 0;
+    std::string diff;
+    std::vector<RunCompare> runs;
+    [[nodiscard]] bool runs_agree() const {
+        for (const auto& r : runs)
+            if (!r.agree) return false;
+        return true;
+    }
+};
+
+struct CheckOptions {
+    VmOptions vm;
+    passes::KernelProfile profile = passes::KernelProfile::K6_12;
+    bool run = false;               // BPF_PROG_TEST_RUN vs interpreter
+    bool compare = true;            // run the model at all
+    size_t per_boot = 5000;
+};
+
+struct CheckReport {
+    std::string release;
+    int jit = -1;
+    std::vector<CaseOutcome> cases;
+    std::vector<std::string> alerts;
+    uint32_t boots = 0;
+    double wall_s = 0, boot_s = 0;  // all boots; guest clock at loader start (first boot)
+    uint64_t guest_busy_us = 0;     // load + xlated dump time inside the guest
+    uint32_t accepted = 0, agree = 0, differ = 0, model_failed = 0, crashed = 0, run_disagree = 0;
+    [[nodiscard]] bool ok() const { return differ == 0 && model_failed == 0 && crashed == 0 && run_disagree == 0; }
+};
+
+Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const CheckOptions& opts);
+
+// The model for one case: our incremental patcher over the pipeline for `profile`, x86_64.
+struct ModelResult {
+    bool ok = false;
+    std::string error;
+    Program program;
+};
+ModelResult run_model(const Program& original, passes::KernelProfile profile);
+
+void print_text_report(std::ostream& out, const CheckReport& r, bool verbose);
+void print_json_report(std::ostream& out, const CheckReport& r);
+
+}  // namespace patchfuzz::kernel

@@ -1,0 +1,165 @@
+#include "harness/kernel/vm_runner.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "harness/kernel/initramfs.hpp"
+#include "harness/kernel/process.hpp"
+
+namespace patchfuzz::kernel {
+namespace fs = std::filesystem;
+namespace {
+
+Expected<std::vector<uint8_t>> slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return make_error(path, "cannot read");
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string make_temp_dir() {
+    std::string tmpl = (fs::temp_directory_path() / "patchfuzz-kernel-XXXXXX").string();
+    std::vector<char> b(tmpl.begin(), tmpl.end());
+    b.push_back(0);
+    const char* d = mkdtemp(b.data());
+    return d ? std::string(d) : std::string();
+}
+
+}  // namespace
+
+Expected<VmRun> boot_vm(const VmOptions& opts, const std::vector<uint8_t>& initramfs) {
+    if (!find_in_path(opts.qemu)) return make_error("", "'" + opts.qemu + "' not found (install qemu-system-x86)");
+    if (access(opts.kernel_image.c_str(), R_OK) != 0) return make_error(opts.kernel_image, "kernel image not readable");
+    std::string dir = opts.work_dir.empty() ? make_temp_dir() : opts.work_dir;
+    if (dir.empty()) return make_error("", "cannot create a temporary folder");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    std::string cpio = dir + "/initramfs.cpio", console = dir + "/console.log";
+    {
+        std::ofstream f(cpio, std::ios::binary | std::ios::trunc);
+        f.write(reinterpret_cast<const char*>(initramfs.data()), static_cast<std::streamsize>(initramfs.size()));
+        if (!f) return make_error(cpio, "cannot write the initramfs");
+    }
+    // no_timer_check: under a loaded host, TCG's timer check can fail ("IO-APIC + timer doesn't
+    // work!") and panic the boot; the check proves nothing about the verifier.
+    std::string append = "console=ttyS0 panic=-1 quiet nokaslr no_timer_check pfk.guest=1";
+    if (opts.panic_on_warn) append += " panic_on_warn=1 oops=panic";
+    for (const auto& a : opts.append) append += " " + a;
+    std::vector<std::string> argv = {opts.qemu};
+    if (access("/dev/kvm", R_OK | W_OK) == 0) {
+        argv.insert(argv.end(), {"-enable-kvm"});
+    } else {
+        argv.insert(argv.end(), {"-accel", "tcg"});
+    }
+    argv.insert(argv.end(), {"-cpu", "max", "-smp", "1", "-m", std::to_string(opts.mem_mb), "-nographic", "-nodefaults",
+                             "-serial", "stdio", "-no-reboot", "-kernel", opts.kernel_image, "-initrd", cpio, "-append",
+                             append});
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = run_process(argv, ProcessOptions{.stdout_file = console, .timeout_s = opts.timeout_s});
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) return r.error();
+    auto text = slurp(console);
+    VmRun run;
+    if (text) run.console.assign(text->begin(), text->end());
+    run.exit_code = r->exit_code;
+    run.timed_out = r->timed_out;
+    run.wall_s = wall;
+    if (!run.timed_out && r->exit_code != 0 && run.console.find("@@PFK-BEGIN") == std::string::npos)
+        return make_error("qemu", "exited with " + std::to_string(r->exit_code) + ": " + r->err.substr(0, 2000));
+    if (opts.work_dir.empty()) fs::remove_all(dir, ec);
+    return run;
+}
+
+Expected<BatchRun> run_batch(const VmOptions& opts, const std::vector<KernelCase>& cases, BatchFlags flags,
+                             size_t max_per_boot) {
+    auto loader = slurp(opts.guest_loader);
+    if (!loader) return loader.error();
+    BatchRun out;
+    out.report.case_cnt = static_cast<uint32_t>(cases.size());
+    out.report.cases.resize(cases.size());
+    for (uint32_t i = 0; i < cases.size(); i++) out.report.cases[i].index = i;
+    size_t start = 0;
+    uint32_t deaths = 0;
+    while (start < cases.size()) {
+        size_t end = std::min(cases.size(), start + std::max<size_t>(1, max_per_boot));
+        std::vector<KernelCase> chunk(cases.begin() + static_cast<std::ptrdiff_t>(start),
+                                      cases.begin() + static_cast<std::ptrdiff_t>(end));
+        auto batch = encode_batch(chunk, flags);
+        if (!batch) return batch.error();
+        auto initramfs = make_guest_initramfs(*loader, *batch);
+        auto run = boot_vm(opts, initramfs);
+        if (!run) return run.error();
+        if (run->console.find("@@PFK-BEGIN") == std::string::npos) {  // the kernel never reached /init: once more
+            out.boots++;
+            out.wall_s += run->wall_s;
+            run = boot_vm(opts, initramfs);
+            if (!run) return run.error();
+        }
+        out.boots++;
+        out.wall_s += run->wall_s;
+        auto rep = parse_guest_output(run->console);
+        if (!rep) return rep.error();
+        if (!rep->error.empty()) return make_error("guest", rep->error);
+        if (!rep->begun)
+            return make_error("guest", "the loader never started (qemu exit " + std::to_string(run->exit_code) +
+                                           (run->timed_out ? ", timed out" : "") + "); console tail: " +
+                                           run->console.substr(run->console.size() > 1500 ? run->console.size() - 1500 : 0));
+        if (out.report.release.empty()) {
+            out.report.release = rep->release;
+            out.report.jit = rep->jit;
+            out.report.facts = rep->facts;
+            out.report.uptime_ms = rep->uptime_ms;
+            out.report.begun = true;
+            out.first_boot_s = static_cast<double>(rep->uptime_ms) / 1000.0;
+        }
+        out.report.ok += rep->ok;
+        out.report.failed += rep->failed;
+        out.report.busy_us += rep->busy_us;
+        for (auto& a : rep->kernel_alerts) out.alerts.push_back(a);
+        size_t next = end;
+        for (size_t i = 0; i < chunk.size(); i++) {
+            auto& c = rep->cases[i];
+            c.index = static_cast<uint32_t>(start + i);
+            out.report.cases[start + i] = c;
+            if (!c.complete) {  // the VM died here: a kernel finding; resume after it
+                out.crashed.push_back(static_cast<uint32_t>(start + i));
+                next = start + i + 1;
+                break;
+            }
+        }
+        if (next != end && ++deaths > 20) return make_error("guest", "the VM died more than 20 times; giving up");
+        start = next;
+    }
+    out.report.done = true;
+    return out;
+}
+
+Expected<std::string> locate_guest_loader(const std::string& source_root, const std::string& cache_dir) {
+    if (const char* e = std::getenv("PATCHFUZZ_GUEST"); e && *e) {
+        if (access(e, R_OK) != 0) return make_error(e, "$PATCHFUZZ_GUEST is not readable");
+        return std::string(e);
+    }
+    std::error_code ec;
+    auto self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        auto cand = self.parent_path() / "pfk-guest";
+        if (fs::exists(cand)) return cand.string();
+    }
+    std::string src = source_root + "/guest/pfk_loader.c";
+    if (source_root.empty() || !fs::exists(src))
+        return make_error("", "no guest loader: build the pfk-guest target or set $PATCHFUZZ_GUEST");
+    std::string out = cache_dir + "/pfk-guest";
+    fs::create_directories(cache_dir, ec);
+    if (fs::exists(out) && fs::last_write_time(out, ec) >= fs::last_write_time(src, ec)) return out;
+    auto cc = find_in_path("cc") ? std::string("cc") : std::string("gcc");
+    auto r = run_process({cc, "-O2", "-static", "-o", out, src}, {.timeout_s = 120});
+    if (!r || r->exit_code != 0) return make_error(src, "cannot build the static guest loader: " + (r ? r->err : r.error().message));
+    return out;
+}
+
+}  // namespace patchfuzz::kernel

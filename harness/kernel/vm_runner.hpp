@@ -1,0 +1,56 @@
+#pragma once
+// Boots one qemu VM (TCG, or KVM when /dev/kvm is usable) with the guest initramfs and returns
+// its console. Flags as measured in the kernel-vm notes: PVH boot of the unpacked vmlinux,
+// -nodefaults -serial stdio -no-reboot, `quiet nokaslr` (stable addresses), panic=-1 (a dead
+// /init ends the VM), and pfk.guest=1 (the loader refuses to run without it).
+#include <string>
+#include <vector>
+
+#include "bpf/util/error.hpp"
+#include "harness/kernel/kernel_case.hpp"
+#include "harness/kernel/batch_writer.hpp"
+#include "harness/kernel/guest_output.hpp"
+#include "harness/kernel/kernel_image.hpp"
+
+namespace patchfuzz::kernel {
+
+struct VmOptions {
+    std::string qemu = "qemu-system-x86_64";
+    std::string kernel_image;           // vmlinux (PVH) or bzImage
+    std::string guest_loader;           // the static pfk-guest binary
+    std::string work_dir;               // where initramfs + console.log go (a fresh temp dir if empty)
+    std::vector<std::string> append;    // extra kernel command-line words
+    int timeout_s = 600;
+    int mem_mb = 1024;
+    bool panic_on_warn = true;          // a kernel WARN ends the boot; the runner resumes after it
+};
+
+struct VmRun {
+    std::string console;
+    int exit_code = 0;
+    bool timed_out = false;
+    double wall_s = 0;
+};
+
+// One boot over `initramfs` bytes.
+Expected<VmRun> boot_vm(const VmOptions& opts, const std::vector<uint8_t>& initramfs);
+
+struct BatchRun {
+    GuestReport report;           // merged over all boots; cases[i] matches the input order
+    std::vector<uint32_t> crashed;  // case indexes during which the VM died (kernel findings)
+    std::vector<std::string> alerts;
+    uint32_t boots = 0;
+    double wall_s = 0;            // all boots
+    double first_boot_s = -1;     // guest clock at loader start, first boot
+};
+
+// Runs all cases, `max_per_boot` per VM boot; when a VM dies in the middle of case k (panic on a
+// WARN, oops, timeout) case k is recorded in `crashed` and the next boot resumes at k + 1.
+Expected<BatchRun> run_batch(const VmOptions& opts, const std::vector<KernelCase>& cases, BatchFlags flags,
+                             size_t max_per_boot = 5000);
+
+// The guest loader: $PATCHFUZZ_GUEST, else `pfk-guest` next to the running executable, else
+// built from <source_root>/guest/pfk_loader.c with `cc -static` into <cache>/pfk-guest.
+Expected<std::string> locate_guest_loader(const std::string& source_root, const std::string& cache_dir);
+
+}  // namespace patchfuzz::kernel

@@ -1,0 +1,24 @@
+# Kernel oracle (issue 9): the static guest loader and the VM test.
+#
+# pfk-guest: PID 1 of the oracle's VM, built -static with the host C compiler and placed next to
+# the `patchfuzz` binary, where `patchfuzz kernel` looks for it.
+add_executable(pfk-guest ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_loader.c)
+target_include_directories(pfk-guest PRIVATE ${PATCHFUZZ_SOURCE_ROOT}/guest)
+target_link_options(pfk-guest PRIVATE -static)
+set_target_properties(pfk-guest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_dependencies(patchfuzz pfk-guest)
+
+# CLI behaviour that needs no VM.
+add_test(NAME kernel_cli_help COMMAND $<TARGET_FILE:patchfuzz> kernel --help)
+set_tests_properties(kernel_cli_help PROPERTIES PASS_REGULAR_EXPRESSION "kernel fetch")
+add_test(NAME kernel_cli_bad_kernel COMMAND $<TARGET_FILE:patchfuzz> kernel check x.case --kernel 5.4)
+set_tests_properties(kernel_cli_bad_kernel PROPERTIES WILL_FAIL TRUE)
+add_test(NAME kernel_cli_bad_kernel_msg COMMAND $<TARGET_FILE:patchfuzz> kernel check x.case --kernel 5.4)
+set_tests_properties(kernel_cli_bad_kernel_msg PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz kernel: unknown kernel '5.4'")
+add_test(NAME kernel_cli_unknown_sub COMMAND $<TARGET_FILE:patchfuzz> kernel frobnicate)
+set_tests_properties(kernel_cli_unknown_sub PROPERTIES PASS_REGULAR_EXPRESSION "unknown subcommand 'frobnicate'")
+
+# The real thing: ci/kernel boots the cached 6.12 kernel (fetching it when apt can) and checks a
+# fixed batch. It exits 77 when qemu or the kernel package is unavailable: ctest reports SKIPPED.
+add_test(NAME kernel_vm_ci COMMAND ${PATCHFUZZ_SOURCE_ROOT}/ci/kernel $<TARGET_FILE:patchfuzz>)
+set_tests_properties(kernel_vm_ci PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS "kernel;vm")
