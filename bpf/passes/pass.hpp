@@ -13,6 +13,9 @@
 
 namespace patchfuzz::passes {
 
+using patch::PatchBatch;
+using patch::PatchOutcome;
+
 // Which numeric-iterator inline to emit (iterators-isa-arch.md §2). V4 is the correct one; V1 and
 // V3 reconstruct the bug classes found in review; Off leaves the kfunc calls alone.
 enum class IterInline : uint8_t { V4, V1, V3, Off };

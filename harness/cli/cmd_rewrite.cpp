@@ -1,11 +1,384 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb. Says so and exits 2.
+// patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32] [--passes a,b,...]
+//                     [--iter-inline v1|v3|v4|off] [--unprivileged] [--rnd-hi32 SEED] [--json]
+// Runs the verifier's rewrite passes (bpf/passes/pass.hpp, kernel order) on a program with the
+// chosen patcher and arch profile and prints the result in kernel syntax, or with --json every side
+// table. Inputs without verifier facts (.s, raw bytes, .bpf.o) get them from infer_facts().
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "bpf/asm/assemble.hpp"
+#include "bpf/asm/disassemble.hpp"
+#include "bpf/loader/bpf_names.hpp"
+#include "bpf/loader/loader.hpp"
+#include "bpf/passes/infer_facts.hpp"
+#include "bpf/passes/pass.hpp"
+#include "bpf/patch/patch.hpp"
+#include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
-int cmd_rewrite(Args) {
-    std::fprintf(stderr, "patchfuzz: 'rewrite' is not built yet\n");
+namespace {
+
+constexpr const char* kUsage =
+    "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
+    "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--unprivileged]\n"
+    "                          [--rnd-hi32 SEED] [--json]\n"
+    "\n"
+    "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
+    "rewritten program in kernel syntax (bpftool prog dump xlated style).\n"
+    "IN is chosen by its name:\n"
+    "  *.case       a patchfuzz test case: program, verifier facts, maps, options (flags override)\n"
+    "  *.o          a BPF ELF object (libbpf, in a child process): every program is rewritten\n"
+    "  *.s, *.asm   kernel-syntax assembly\n"
+    "  anything else: raw little-endian struct bpf_insn bytes\n"
+    "Inputs other than .case carry no verifier facts: they are inferred (every insn seen, map\n"
+    "lookups on known maps inlined, bpf_loop with constant-zero flags and a fixed callback inlined,\n"
+    "32-bit defs marked zext_dst, stack depths from fp offsets).\n"
+    "\n"
+    "  --patcher P       incremental (kernel model, default) or batched\n"
+    "  --arch A          x86_64 (default), arm64, jit32\n"
+    "  --passes LIST     comma-separated subset of: bpf_loop,dead_code,misc_fixups,iter_inline,zext\n"
+    "  --iter-inline V   numeric iterator inline: v4 (correct, default), v1 (bug class B3),\n"
+    "                    v3 (bug class B2), off\n"
+    "  --unprivileged    unprivileged load: sanitize dead code, bounds-checked tail calls\n"
+    "  --rnd-hi32 SEED   BPF_F_TEST_RND_HI32 with this seed for the random upper halves\n"
+    "  --json            print every side table as JSON instead of the listing\n"
+    "\n"
+    "exit: 0 rewritten, 1 a pass failed (the verifier would reject: error and log printed),\n"
+    "      2 bad input or usage\n";
+
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "patchfuzz rewrite: %s\n", msg.c_str());
     return 2;
 }
+
+bool ends_with(std::string_view s, std::string_view suf) { return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf; }
+
+Expected<std::string> slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
+    auto bytes = slurp(path);
+    if (!bytes) return bytes.error();
+    if (bytes->empty()) return Error{path, "empty program"};
+    if (bytes->size() % 8) return Error{path, "length " + std::to_string(bytes->size()) + " is not a multiple of 8"};
+    std::vector<isa::Insn> insns(bytes->size() / 8);
+    for (size_t i = 0; i < insns.size(); ++i) {
+        const auto* b = reinterpret_cast<const uint8_t*>(bytes->data() + i * 8);
+        isa::Insn in{};
+        in.code = b[0];
+        in.dst_reg = b[1] & 0xf;
+        in.src_reg = (b[1] >> 4) & 0xf;
+        in.off = static_cast<int16_t>(b[2] | (b[3] << 8));
+        in.imm = static_cast<int32_t>(uint32_t{b[4]} | (uint32_t{b[5]} << 8) | (uint32_t{b[6]} << 16) | (uint32_t{b[7]} << 24));
+        insns[i] = in;
+    }
+    return insns;
+}
+
+// ---- JSON output ---------------------------------------------------------------------------------
+std::string jstr(std::string_view s) {
+    std::string o = "\"";
+    for (char c : s) {
+        switch (c) {
+            case '"': o += "\\\""; break;
+            case '\\': o += "\\\\"; break;
+            case '\n': o += "\\n"; break;
+            case '\t': o += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char b[8];
+                    std::snprintf(b, sizeof b, "\\u%04x", c);
+                    o += b;
+                } else {
+                    o += c;
+                }
+        }
+    }
+    return o + "\"";
+}
+const char* jb(bool b) { return b ? "true" : "false"; }
+
+std::string insn_hex(const isa::Insn& i) {
+    unsigned char b[8];
+    std::memcpy(b, &i, 8);
+    char s[17];
+    for (int k = 0; k < 8; ++k) std::snprintf(s + 2 * k, 3, "%02x", b[k]);
+    return s;
+}
+
+const char* ptr_type_name(PtrType t) {
+    switch (t) {
+        case PtrType::None: return "none";
+        case PtrType::Ctx: return "ctx";
+        case PtrType::Stack: return "stack";
+        case PtrType::MapValue: return "map_value";
+        case PtrType::Packet: return "packet";
+        case PtrType::Btf: return "btf";
+        case PtrType::Arena: return "arena";
+    }
+    return "?";
+}
+
+std::string program_json(const Program& p, const passes::PipelineResult& r, const std::string& patcher, const std::string& arch) {
+    std::ostringstream o;
+    o << "{\"name\":" << jstr(p.name) << ",\"prog_type\":" << jstr(loader::prog_type_name(p.prog_type)) << ",\"patcher\":" << jstr(patcher)
+      << ",\"arch\":" << jstr(arch) << ",\n \"outcome\":{\"ok\":" << jb(r.outcome.ok()) << ",\"err\":" << r.outcome.err
+      << ",\"raw_err\":" << r.outcome.raw_err << ",\"log\":" << jstr(r.outcome.log) << ",\"failed_pass\":" << jstr(r.failed_pass) << "},\n \"passes\":[";
+    for (size_t i = 0; i < r.patch_counts.size(); ++i)
+        o << (i ? "," : "") << "{\"name\":" << jstr(r.patch_counts[i].first) << ",\"patches\":" << r.patch_counts[i].second << "}";
+    o << "],\n \"insns\":[";
+    std::vector<bool> second(p.insns.size(), false);  // second slots of ld_imm64, forward scan
+    for (size_t i = 0; i + 1 < p.insns.size(); ++i)
+        if (isa::is_ldimm64(p.insns[i])) second[++i] = true;
+    for (size_t i = 0; i < p.insns.size(); ++i) {
+        // the second slot of an ld_imm64 is printed with its first slot; its own text is empty
+        std::string text = second[i] ? "" : assembly::disasm_insn(p.insns, i);
+        o << (i ? ",\n  " : "\n  ") << "{\"idx\":" << i << ",\"text\":" << jstr(text) << ",\"hex\":\"" << insn_hex(p.insns[i]) << "\"}";
+    }
+    o << "],\n \"aux\":[";
+    for (size_t i = 0; i < p.aux.size(); ++i) {
+        const InsnAux& a = p.aux[i];
+        o << (i ? ",\n  " : "\n  ") << "{\"orig_idx\":" << a.orig_idx << ",\"seen\":" << jb(a.seen) << ",\"zext_dst\":" << jb(a.zext_dst)
+          << ",\"needs_zext\":" << jb(a.needs_zext) << ",\"nospec\":" << jb(a.nospec) << ",\"nospec_result\":" << jb(a.nospec_result)
+          << ",\"alu_state\":" << unsigned{a.alu_state} << ",\"alu_limit\":" << a.alu_limit << ",\"ptr_type\":\"" << ptr_type_name(a.ptr_type)
+          << "\",\"ctx_field_size\":" << unsigned{a.ctx_field_size} << ",\"map_index\":" << a.map_index
+          << ",\"map_ptr_poisoned\":" << jb(a.map_ptr_poisoned) << ",\"map_key_poisoned\":" << jb(a.map_key_poisoned)
+          << ",\"map_key\":" << a.map_key << ",\"map_key_known\":" << jb(a.map_key_known) << ",\"loop_fit_for_inline\":" << jb(a.loop_fit_for_inline)
+          << ",\"loop_callback_subprogno\":" << a.loop_callback_subprogno << ",\"call_with_percpu_alloc_ptr\":" << jb(a.call_with_percpu_alloc_ptr)
+          << ",\"arg_prog\":" << unsigned{a.arg_prog} << ",\"indirect_target\":" << jb(a.indirect_target) << "}";
+    }
+    o << "],\n \"subprogs\":[";
+    for (size_t i = 0; i < p.subprogs.size(); ++i) {
+        const SubprogInfo& s = p.subprogs[i];
+        o << (i ? "," : "") << "\n  {\"start\":" << s.start << ",\"stack_depth\":" << s.stack_depth << ",\"stack_extra\":" << s.stack_extra
+          << ",\"linfo_idx\":" << s.linfo_idx << ",\"has_tail_call\":" << jb(s.has_tail_call) << ",\"is_cb\":" << jb(s.is_cb)
+          << ",\"is_async_cb\":" << jb(s.is_async_cb) << ",\"is_exception_cb\":" << jb(s.is_exception_cb) << ",\"is_hidden\":" << jb(s.is_hidden)
+          << ",\"fake_exit\":" << jb(i + 1 == p.subprogs.size()) << "}";
+    }
+    o << "],\n \"linfo\":[";
+    for (size_t i = 0; i < p.linfo.size(); ++i)
+        o << (i ? "," : "") << "{\"insn_off\":" << p.linfo[i].insn_off << ",\"file_name_off\":" << p.linfo[i].file_name_off
+          << ",\"line_off\":" << p.linfo[i].line_off << ",\"line\":" << (p.linfo[i].line_col >> 10) << ",\"col\":" << (p.linfo[i].line_col & 0x3ff)
+          << "}";
+    o << "],\n \"finfo\":[";
+    for (size_t i = 0; i < p.finfo.size(); ++i)
+        o << (i ? "," : "") << "{\"insn_off\":" << p.finfo[i].insn_off << ",\"type_id\":" << p.finfo[i].type_id << "}";
+    o << "],\n \"insn_arrays\":[";
+    for (size_t i = 0; i < p.insn_arrays.size(); ++i) {
+        o << (i ? "," : "") << "{\"map_index\":" << p.insn_arrays[i].map_index << ",\"entries\":[";
+        const auto& es = p.insn_arrays[i].entries;
+        for (size_t k = 0; k < es.size(); ++k) {
+            o << (k ? "," : "") << "{\"orig_off\":" << es[k].orig_off << ",\"xlated_off\":";
+            if (es[k].xlated_off == isa::kInsnDeleted)
+                o << "\"deleted\"";
+            else
+                o << es[k].xlated_off;
+            o << "}";
+        }
+        o << "]}";
+    }
+    o << "],\n \"pokes\":[";
+    for (size_t i = 0; i < p.pokes.size(); ++i)
+        o << (i ? "," : "") << "{\"insn_idx\":" << p.pokes[i].insn_idx << ",\"map_index\":" << p.pokes[i].map_index << ",\"key\":" << p.pokes[i].key << "}";
+    o << "],\n \"kfuncs\":[";
+    for (size_t i = 0; i < p.kfuncs.size(); ++i)
+        o << (i ? "," : "") << "{\"btf_id\":" << p.kfuncs[i].btf_id << ",\"offset\":" << p.kfuncs[i].offset << ",\"name\":" << jstr(p.kfuncs[i].name) << "}";
+    o << "],\n \"maps\":[";
+    for (size_t i = 0; i < p.maps.size(); ++i) {
+        const MapDef& m = p.maps[i];
+        o << (i ? "," : "") << "{\"name\":" << jstr(m.name) << ",\"type\":" << jstr(loader::map_type_name(m.type)) << ",\"key_size\":" << m.key_size
+          << ",\"value_size\":" << m.value_size << ",\"max_entries\":" << m.max_entries << ",\"map_flags\":" << m.map_flags << "}";
+    }
+    o << "]}";
+    return o.str();
+}
+
+struct Job {
+    Program prog;
+    std::string header;  // for multi-program objects
+};
+
+}  // namespace
+
+int cmd_rewrite(Args args) {
+    std::string path, patcher_name = "incremental", arch_name = "x86_64";
+    std::string passes_list, iter = "v4";
+    bool json = false, unpriv = false, have_rnd = false;
+    bool arch_given = false, iter_given = false;
+    uint64_t rnd_seed = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string a = args[i];
+        auto value = [&](std::string& out) -> bool {
+            if (i + 1 >= args.size()) return false;
+            out = args[++i];
+            return true;
+        };
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (a == "--json") {
+            json = true;
+        } else if (a == "--unprivileged") {
+            unpriv = true;
+        } else if (a == "--patcher") {
+            if (!value(patcher_name)) return usage_error("--patcher needs a value (incremental or batched)");
+        } else if (a == "--arch") {
+            if (!value(arch_name)) return usage_error("--arch needs a value (x86_64, arm64 or jit32)");
+            arch_given = true;
+        } else if (a == "--passes") {
+            if (!value(passes_list)) return usage_error("--passes needs a comma-separated list");
+        } else if (a == "--iter-inline") {
+            if (!value(iter)) return usage_error("--iter-inline needs a value (v1, v3, v4 or off)");
+            iter_given = true;
+        } else if (a == "--rnd-hi32") {
+            std::string s;
+            if (!value(s)) return usage_error("--rnd-hi32 needs a seed");
+            char* end = nullptr;
+            errno = 0;
+            rnd_seed = std::strtoull(s.c_str(), &end, 0);
+            if (s.empty() || *end != '\0' || errno != 0) return usage_error("--rnd-hi32: '" + s + "' is not an unsigned integer");
+            have_rnd = true;
+        } else if (a.size() > 1 && a[0] == '-') {
+            return usage_error("unknown option '" + a + "' (see --help)");
+        } else if (path.empty()) {
+            path = a;
+        } else {
+            return usage_error("more than one input ('" + path + "' and '" + a + "')");
+        }
+    }
+    if (path.empty()) {
+        std::fprintf(stderr, "patchfuzz rewrite: missing input\n%s", kUsage);
+        return 2;
+    }
+    auto patcher = patch::make_patcher(patcher_name);
+    if (!patcher) return usage_error("unknown patcher '" + patcher_name + "' (incremental or batched)");
+    auto arch = arch_by_name(arch_name);
+    if (!arch) return usage_error("unknown arch '" + arch_name + "' (x86_64, arm64 or jit32)");
+    passes::RewriteOptions opts;
+    if (iter == "v4")
+        opts.iter_inline = passes::IterInline::V4;
+    else if (iter == "v1")
+        opts.iter_inline = passes::IterInline::V1;
+    else if (iter == "v3")
+        opts.iter_inline = passes::IterInline::V3;
+    else if (iter == "off")
+        opts.iter_inline = passes::IterInline::Off;
+    else
+        return usage_error("unknown --iter-inline '" + iter + "' (v1, v3, v4 or off)");
+    if (!passes_list.empty()) {
+        const auto known = passes::pass_names();
+        size_t b = 0;
+        while (b <= passes_list.size()) {
+            size_t e = passes_list.find(',', b);
+            if (e == std::string::npos) e = passes_list.size();
+            std::string name = passes_list.substr(b, e - b);
+            bool ok = false;
+            for (auto k : known) ok |= k == name;
+            if (!ok) {
+                std::string list;
+                for (auto k : known) list += (list.empty() ? "" : ",") + std::string(k);
+                return usage_error("--passes: unknown pass '" + name + "' (known: " + list + ")");
+            }
+            opts.only.push_back(name);
+            b = e + 1;
+        }
+    }
+
+    std::vector<Job> jobs;
+    if (ends_with(path, ".case")) {
+        auto c = harness::read_case(path);
+        if (!c) return usage_error(c.error().to_string());
+        // the case's options, overridden by explicit flags
+        passes::RewriteOptions co = c->options;
+        if (!arch_given) {
+            if (auto a = arch_by_name(c->arch)) {
+                arch = a;
+                arch_name = c->arch;
+            }
+        }
+        if (!iter_given) opts.iter_inline = co.iter_inline;
+        if (!unpriv) unpriv = !co.privileged;
+        if (!have_rnd && co.test_rnd_hi32) {
+            have_rnd = true;
+            rnd_seed = co.rnd_hi32_seed;
+        }
+        opts.kernel = co.kernel;
+        if (opts.only.empty()) opts.only = co.only;
+        jobs.push_back({std::move(c->program), ""});
+    } else if (ends_with(path, ".o")) {
+        auto obj = loader::load_object(path);
+        if (!obj) return usage_error(obj.error().to_string());
+        for (size_t i = 0; i < obj->programs.size(); ++i) {
+            Program p = std::move(obj->programs[i]);
+            passes::infer_facts(p);
+            const std::string h = "; program " + p.name + " (section " + obj->meta[i].section + ", type " + loader::prog_type_name(p.prog_type) + ")";
+            jobs.push_back({std::move(p), h});
+        }
+        if (jobs.empty()) return usage_error(path + ": no programs in object");
+    } else {
+        std::vector<isa::Insn> insns;
+        if (ends_with(path, ".s") || ends_with(path, ".asm")) {
+            auto text = slurp(path);
+            if (!text) return usage_error(text.error().to_string());
+            auto r = assembly::assemble(*text, path);
+            if (!r) return usage_error(r.error().to_string());
+            insns = std::move(*r);
+            if (insns.empty()) return usage_error(path + ": empty program");
+        } else {
+            auto r = raw_insns(path);
+            if (!r) return usage_error(r.error().to_string());
+            insns = std::move(*r);
+        }
+        Program p;
+        p.insns = std::move(insns);
+        passes::infer_facts(p);
+        jobs.push_back({std::move(p), ""});
+    }
+    opts.arch = *arch;
+    opts.privileged = !unpriv;
+    opts.test_rnd_hi32 = have_rnd;
+    opts.rnd_hi32_seed = rnd_seed;
+    if (have_rnd) std::fprintf(stderr, "patchfuzz rewrite: rnd_hi32 seed %llu\n", static_cast<unsigned long long>(rnd_seed));
+
+    int rc = 0;
+    if (json) std::printf("{\"input\":%s,\"programs\":[\n", jstr(path).c_str());
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        Program& p = jobs[j].prog;
+        const uint32_t before = p.len();
+        passes::PipelineResult r = passes::run_pipeline(p, *patcher, opts);
+        if (!r.outcome.ok()) {
+            rc = 1;
+            std::fprintf(stderr, "patchfuzz rewrite: %s%spass %s failed: err %d (raw %d)%s%s\n", p.name.c_str(), p.name.empty() ? "" : ": ",
+                         r.failed_pass.c_str(), r.outcome.err, r.outcome.raw_err, r.outcome.log.empty() ? "" : ": ", r.outcome.log.c_str());
+        }
+        if (json) {
+            std::printf("%s%s", j ? ",\n" : "", program_json(p, r, patcher_name, arch_name).c_str());
+            continue;
+        }
+        if (!r.outcome.ok()) continue;  // the program is unspecified after a failure
+        if (!jobs[j].header.empty()) std::printf("%s%s\n", j ? "\n" : "", jobs[j].header.c_str());
+        std::string counts;
+        for (const auto& [n, c] : r.patch_counts) counts += " " + n + "=" + std::to_string(c);
+        std::printf("; %s patcher, arch %s: %u -> %u insns; patches:%s\n", patcher_name.c_str(), arch_name.c_str(), before, p.len(), counts.c_str());
+        assembly::DisasmOptions dopts;
+        dopts.numbered = true;
+        std::fputs(assembly::disassemble(p.insns, dopts).c_str(), stdout);
+    }
+    if (json) std::printf("\n]}\n");
+    return rc;
+}
+
 }  // namespace patchfuzz::cli

@@ -1,0 +1,109 @@
+// Pass "iter_inline": the numeric-iterator inline of bpf_fixup_kfunc_call() (the "Inline the
+// numeric open-coded iterator kfuncs" series; sequences reconstructed from the contract in
+// iterators-isa-arch.md §2.2-2.4, not from kernel text).
+#include "bpf/passes/iter_inline.hpp"
+
+#include <cerrno>
+
+#include "bpf/passes/pass_util.hpp"
+
+namespace patchfuzz::passes {
+
+using namespace isa;
+
+std::vector<Insn> emit_iter_num_new(IterInline v) {
+    using R = std::vector<Insn>;
+    // Shared tail from the distance check on (slots counted from the check):
+    //   [c]   if dist > MAX goto E2BIG
+    //   [c+1] w2 += -1 ; [c+2] cur = w2 ; [c+3] end = w3 ; [c+4] w0 = 0 ; [c+5] goto DONE
+    //   [c+6] E2BIG: w0 = -7 ; [c+7] goto ZERO ; [c+8] EINVAL: w0 = -22 ; [c+9] ZERO: slot = 0 ; DONE
+    auto tail = [](Insn dist_check) {
+        return R{dist_check,
+                 alu32_imm(BPF_ADD, BPF_REG_2, -1),
+                 stx(BPF_W, BPF_REG_1, BPF_REG_2, 0),
+                 stx(BPF_W, BPF_REG_1, BPF_REG_3, 4),
+                 mov32_imm(BPF_REG_0, 0),
+                 ja(4),                         // -> DONE
+                 mov32_imm(BPF_REG_0, -E2BIG),  // E2BIG
+                 ja(1),                         // -> ZERO
+                 mov32_imm(BPF_REG_0, -EINVAL), // EINVAL
+                 st(BPF_DW, BPF_REG_1, 0, 0)};  // ZERO
+    };
+    R p;
+    switch (v) {
+        case IterInline::Off:
+            return {};
+        case IterInline::V4:
+        case IterInline::V3: {
+            p = {jmp32_reg(BPF_JSGT, BPF_REG_2, BPF_REG_3, 10),  // [0] -> EINVAL [11]
+                 mov32_reg(BPF_REG_0, BPF_REG_3),                // [1]
+                 alu32_reg(BPF_SUB, BPF_REG_0, BPF_REG_2)};      // [2] distance mod 2^32
+            const uint8_t cmp = v == IterInline::V4 ? BPF_JGT : BPF_JSGT;
+            R t = tail(jmp32_imm(cmp, BPF_REG_0, kMaxLoops, 5));  // [3] -> E2BIG [9]
+            p.insert(p.end(), t.begin(), t.end());
+            return p;
+        }
+        case IterInline::V1: {
+            p = {make(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_2, 32, 0),  // [0] r2 = (s32)r2
+                 make(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_3, BPF_REG_3, 32, 0),  // [1] r3 = (s32)r3
+                 jmp_reg(BPF_JSGT, BPF_REG_2, BPF_REG_3, 10),                     // [2] -> EINVAL [13]
+                 mov64_reg(BPF_REG_0, BPF_REG_3),                                 // [3]
+                 alu64_reg(BPF_SUB, BPF_REG_0, BPF_REG_2)};                       // [4] 64-bit distance
+            R t = tail(jmp_imm(BPF_JGT, BPF_REG_0, kMaxLoops, 5));               // [5] -> E2BIG [11]
+            p.insert(p.end(), t.begin(), t.end());
+            return p;
+        }
+    }
+    return {};
+}
+
+std::vector<Insn> emit_iter_num_next(IterInline v) {
+    if (v == IterInline::Off) return {};
+    return {
+        ldx(BPF_W, BPF_REG_2, BPF_REG_1, 0),          // [0] cur
+        ldx(BPF_W, BPF_REG_3, BPF_REG_1, 4),          // [1] end
+        alu32_imm(BPF_ADD, BPF_REG_2, 1),             // [2] 32-bit wrap
+        jmp32_reg(BPF_JSGE, BPF_REG_2, BPF_REG_3, 3), // [3] -> DRAIN [7]
+        stx(BPF_W, BPF_REG_1, BPF_REG_2, 0),          // [4]
+        mov64_reg(BPF_REG_0, BPF_REG_1),              // [5] &cur, full 64 bits
+        ja(2),                                        // [6] -> end
+        st(BPF_DW, BPF_REG_1, 0, 0),                  // [7] DRAIN: (0, 0)
+        mov64_imm(BPF_REG_0, 0),                      // [8] NULL
+    };
+}
+
+std::vector<Insn> emit_iter_num_destroy(IterInline v) {
+    if (v == IterInline::Off) return {};
+    return {ja(0)};
+}
+
+namespace {
+
+class IterInlinePass final : public Pass {
+public:
+    std::string_view name() const override { return "iter_inline"; }
+
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
+        if (opts.iter_inline == IterInline::Off) return {};
+        patch::PatchBatch batch;
+        for (uint32_t i = 0; i < prog.len(); ++i) {
+            const Insn& in = prog.insns[i];
+            if (!is_kfunc_call(in)) continue;
+            std::vector<Insn> p;
+            switch (kfunc_kind(prog, in)) {
+                case kfunc::Kind::IterNumNew: p = emit_iter_num_new(opts.iter_inline); break;
+                case kfunc::Kind::IterNumNext: p = emit_iter_num_next(opts.iter_inline); break;
+                case kfunc::Kind::IterNumDestroy: p = emit_iter_num_destroy(opts.iter_inline); break;
+                default: break;
+            }
+            if (!p.empty()) batch.patches.push_back({.kind = patch::PatchKind::Replace, .pos = i, .insns = std::move(p)});
+        }
+        return apply_batch(patcher, prog, batch);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_iter_inline_pass() { return std::make_unique<IterInlinePass>(); }
+
+}  // namespace patchfuzz::passes

@@ -1,0 +1,232 @@
+// Pass "misc_fixups": models bpf_do_misc_fixups() (kernel/bpf/fixups.c) for the rows that change
+// the program's shape (spec/patching.md §5.3): a (address-space cast), b (needs_zext narrowing),
+// c/d (div/mod guards), e (PROBE_MEM guard), h/h' (may_goto) with the post-loop counter prologue,
+// j (cast_to_kern_ctx / rdonly_cast), k (JIT-inlined helpers), m (tail calls, pokes), p (map lookup
+// inlining), q (jiffies64), r/s (x86-64 helper inlines). Rows f, g, i, n, o, t-y are not modelled
+// (their triggers never appear in our programs: no LD_ABS, no Spectre masking state, no tracing
+// helpers); row z is an in-place imm change we do not model (helper ids stay).
+#include <cerrno>
+
+#include "bpf/passes/div_mod_guard.hpp"
+#include "bpf/passes/internal_calls.hpp"
+#include "bpf/passes/map_lookup_inline.hpp"
+#include "bpf/passes/pass_util.hpp"
+
+namespace patchfuzz::passes {
+namespace {
+
+using namespace isa;
+
+Insn percpu(uint8_t reg) { return make(BPF_ALU64 | BPF_MOV | BPF_X, reg, reg, kAddrPercpuOff, 0); }
+
+// Row e: [AX = src; (AX += off); AX >>= 32; if AX <= limit>>32 goto zero; insn; goto end; dst = 0]
+std::vector<Insn> probe_mem_guard(const Insn& insn, uint64_t limit) {
+    std::vector<Insn> p{mov64_reg(kRegAx, insn.src_reg)};
+    if (insn.off != 0) p.push_back(alu64_imm(BPF_ADD, kRegAx, insn.off));
+    p.push_back(alu64_imm(BPF_RSH, kRegAx, 32));
+    p.push_back(jmp_imm(BPF_JLE, kRegAx, static_cast<int32_t>(limit >> 32), 2));
+    p.push_back(insn);
+    p.push_back(ja(1));
+    p.push_back(mov64_imm(insn.dst_reg, 0));
+    return p;
+}
+
+// Rows h/h': the expansion of `may_goto off` (patch-local: the outgoing jump at [1] is computed
+// from the original off, the generator contract of spec §7.2).
+std::vector<Insn> may_goto_expansion(const Insn& insn, uint32_t depth, bool timed) {
+    const int32_t slot = -static_cast<int32_t>(depth) - (timed ? 16 : 8);
+    const int32_t x = insn.off >= 0 ? insn.off + (timed ? 5 : 2) : insn.off - 1;
+    if (timed) {
+        return {ldx(BPF_DW, kRegAx, BPF_REG_10, static_cast<int16_t>(slot)),
+                jmp_imm(BPF_JEQ, kRegAx, 0, static_cast<int16_t>(x)),
+                alu64_imm(BPF_SUB, kRegAx, 1),
+                jmp_imm(BPF_JNE, kRegAx, 0, 2),
+                mov64_imm(kRegAx, slot),
+                call_helper(kInternalTimedMayGoto),
+                stx(BPF_DW, BPF_REG_10, kRegAx, static_cast<int16_t>(slot))};
+    }
+    return {ldx(BPF_DW, kRegAx, BPF_REG_10, static_cast<int16_t>(slot)),
+            jmp_imm(BPF_JEQ, kRegAx, 0, static_cast<int16_t>(x)),
+            alu64_imm(BPF_SUB, kRegAx, 1),
+            stx(BPF_DW, BPF_REG_10, kRegAx, static_cast<int16_t>(slot))};
+}
+
+bool is_map_helper(int32_t id) {
+    switch (id) {
+        case BPF_FUNC_map_lookup_elem:
+        case BPF_FUNC_map_update_elem:
+        case BPF_FUNC_map_delete_elem:
+        case BPF_FUNC_map_push_elem:
+        case BPF_FUNC_map_pop_elem:
+        case BPF_FUNC_map_peek_elem:
+        case BPF_FUNC_redirect_map:
+        case BPF_FUNC_for_each_map_elem:
+        case BPF_FUNC_map_lookup_percpu_elem:
+            return true;
+        default:
+            return false;
+    }
+}
+
+class MiscFixupsPass final : public Pass {
+public:
+    std::string_view name() const override { return "misc_fixups"; }
+
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
+        const ArchProfile& arch = opts.arch;
+        const uint32_t n = prog.len();
+        const uint32_t nsub = prog.subprog_cnt();
+        bool no_user_conv = false;
+        for (const auto& m : prog.maps) no_user_conv |= (m.map_flags & kFlagNoUserConv) != 0;
+
+        patch::PatchBatch batch;
+        auto replace = [&](uint32_t pos, std::vector<Insn> insns) {
+            batch.patches.push_back({.kind = patch::PatchKind::Replace, .pos = pos, .insns = std::move(insns)});
+        };
+        std::vector<uint32_t> extra(nsub, 0);  // stack_depth_extra per subprog
+        uint32_t cur = 0;
+        uint32_t depth = nsub ? prog.subprogs[0].stack_depth : 0;
+
+        for (uint32_t i = 0; i < n; ++i) {
+            Insn& insn = prog.insns[i];  // in-place edits precede any copy (§7.5)
+            const InsnAux& ax = prog.aux[i];
+            do {
+                // a: address-space cast
+                if (insn.code == (BPF_ALU64 | BPF_MOV | BPF_X) && insn.imm != 0) {
+                    if (insn.imm == 1 || no_user_conv) insn = mov32_reg(insn.dst_reg, insn.src_reg);
+                    break;
+                }
+                // b: needs_zext narrows ALU64 to ALU in place, then the checks continue
+                if (ax.needs_zext && cls(insn) == BPF_ALU64)
+                    insn.code = static_cast<uint8_t>(BPF_ALU | op(insn) | src_bit(insn));
+                // c, d: div/mod
+                if (is_alu_class(insn) && (op(insn) == BPF_DIV || op(insn) == BPF_MOD)) {
+                    auto g = emit_div_mod_guard(insn);
+                    if (!g.empty()) replace(i, std::move(g));
+                    break;
+                }
+                // e: PROBE_MEM guard
+                if (cls(insn) == BPF_LDX && (mode(insn) == kModeProbeMem || mode(insn) == kModeProbeMemSx) &&
+                    arch.uaddress_limit != 0) {
+                    replace(i, probe_mem_guard(insn, arch.uaddress_limit));
+                    break;
+                }
+                // h, h': may_goto
+                if (is_may_goto(insn)) {
+                    const bool timed = arch.timed_may_goto;
+                    extra[cur] = timed ? 16 : 8;
+                    replace(i, may_goto_expansion(insn, depth, timed));
+                    break;
+                }
+                if (!is_call(insn) || is_pseudo_call(insn)) break;
+                // j: kfunc calls (only the modelled inlines; iterators have their own pass)
+                if (is_kfunc_call(insn)) {
+                    const auto k = kfunc_kind(prog, insn);
+                    if (k == kfunc::Kind::CastToKernCtx || k == kfunc::Kind::RdonlyCast)
+                        replace(i, {mov64_reg(BPF_REG_0, BPF_REG_1)});
+                    break;
+                }
+                // k: the JIT inlines this helper itself
+                if (arch.jit_inlines_helper(insn.imm)) break;
+                // m: tail calls
+                if (insn.imm == BPF_FUNC_tail_call) {
+                    auto r = tail_call(prog, i, opts, batch);
+                    if (!r.ok()) return r;
+                    break;
+                }
+                // p: map helpers
+                if (arch.jit_requested && arch.bits64 && is_map_helper(insn.imm)) {
+                    if (ax.map_ptr_poisoned || ax.map_index < 0 || ax.map_index >= static_cast<int32_t>(prog.maps.size()))
+                        break;  // generic helper
+                    if (insn.imm == BPF_FUNC_map_lookup_elem) {
+                        auto p = emit_map_lookup_inline(prog.maps[static_cast<size_t>(ax.map_index)], arch);
+                        if (!p.empty()) replace(i, std::move(p));
+                    }
+                    break;
+                }
+                // q: jiffies64
+                if (arch.jit_requested && arch.bits64 && insn.imm == BPF_FUNC_jiffies64) {
+                    replace(i, {ldimm64_lo(BPF_REG_0, 0, static_cast<int32_t>(kJiffiesAddr & 0xffffffffu)),
+                                ldimm64_hi(static_cast<int32_t>(kJiffiesAddr >> 32)), ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0)});
+                    break;
+                }
+                // r, s: x86-64 verifier-side helper inlines (SMP kernel)
+                if (arch.verifier_inlines_helpers && arch.jit_requested && arch.supports_percpu_insn) {
+                    if (insn.imm == BPF_FUNC_get_smp_processor_id) {
+                        replace(i, {mov64_imm(BPF_REG_0, kPcpuCpuNumber), percpu(BPF_REG_0), ldx(BPF_W, BPF_REG_0, BPF_REG_0, 0)});
+                        break;
+                    }
+                    if (insn.imm == BPF_FUNC_get_current_task || insn.imm == BPF_FUNC_get_current_task_btf) {
+                        replace(i, {mov64_imm(BPF_REG_0, kPcpuCurrentTask), percpu(BPF_REG_0), ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0)});
+                        break;
+                    }
+                }
+            } while (false);
+            // next_insn bookkeeping: at a subprog's last insn its stack grows by the extra.
+            if (cur < nsub && prog.subprogs[cur + 1].start == i + 1) {
+                ++cur;
+                if (cur < nsub) depth = prog.subprogs[cur].stack_depth;
+            }
+        }
+        PatchOutcome out = apply_batch(patcher, prog, batch);
+        if (!out.ok()) return out;
+        for (uint32_t s = 0; s < nsub; ++s) {
+            prog.subprogs[s].stack_depth += extra[s];
+            prog.subprogs[s].stack_extra = extra[s];
+        }
+        return may_goto_prologues(prog, patcher, arch);
+    }
+
+private:
+    // Row m. Privileged JIT path with a known map and key: a poke descriptor, imm = slot + 1, no
+    // patch. Unprivileged map: [if r3 >= max_entries goto end; w3 &= index_mask; tail call].
+    static PatchOutcome tail_call(Program& prog, uint32_t i, const RewriteOptions& opts, patch::PatchBatch& batch) {
+        Insn& insn = prog.insns[i];
+        const InsnAux& ax = prog.aux[i];
+        insn = make(BPF_JMP | kOpTailCall, 0, 0, 0, 0);
+        const bool have_map = ax.map_index >= 0 && ax.map_index < static_cast<int32_t>(prog.maps.size());
+        const bool unpriv = !opts.privileged || (have_map && prog.maps[static_cast<size_t>(ax.map_index)].unpriv_array);
+        const bool poisoned = ax.map_ptr_poisoned || !have_map;
+        if (opts.privileged && opts.arch.jit_requested && ax.map_key_known && !ax.map_key_poisoned && !poisoned && !unpriv) {
+            insn.imm = static_cast<int32_t>(prog.pokes.size()) + 1;
+            // recorded in the pass's input coordinates; the patcher moves it with this batch (§7.5)
+            prog.pokes.push_back({.insn_idx = i, .map_index = ax.map_index, .key = ax.map_key});
+            return {};
+        }
+        if (!unpriv) return {};
+        if (poisoned) return fail(-EINVAL, "tail_call abusing map_ptr");
+        const MapDef& m = prog.maps[static_cast<size_t>(ax.map_index)];
+        uint64_t p2 = 1;
+        while (p2 < m.max_entries) p2 <<= 1;
+        batch.patches.push_back({.kind = patch::PatchKind::Replace,
+                                 .pos = i,
+                                 .insns = {jmp_imm(BPF_JGE, BPF_REG_3, static_cast<int32_t>(m.max_entries), 2),
+                                           alu32_imm(BPF_AND, BPF_REG_3, static_cast<int32_t>(p2 - 1)), insn}});
+        return {};
+    }
+
+    // §5.3.1: for each subprog that got a may_goto counter, insert-before its first insn the counter
+    // initialisation; the patcher then redirects plain jumps past it (adjust_jmp_off).
+    static PatchOutcome may_goto_prologues(Program& prog, patch::Patcher& patcher, const ArchProfile& arch) {
+        patch::PatchBatch b;
+        for (uint32_t s = 0; s < prog.subprog_cnt(); ++s) {
+            const SubprogInfo& sp = prog.subprogs[s];
+            if (sp.stack_extra == 0) continue;
+            const auto off = static_cast<int16_t>(-static_cast<int32_t>(sp.stack_depth));
+            std::vector<Insn> pro;
+            if (arch.timed_may_goto) {
+                pro = {st(BPF_DW, BPF_REG_10, off, kMaxTimedLoops), st(BPF_DW, BPF_REG_10, static_cast<int16_t>(off + 8), 0)};
+            } else {
+                pro = {st(BPF_DW, BPF_REG_10, off, kMaxLoops)};
+            }
+            b.patches.push_back({.kind = patch::PatchKind::InsertBefore, .pos = sp.start, .insns = std::move(pro)});
+        }
+        return apply_batch(patcher, prog, b);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_misc_fixups_pass() { return std::make_unique<MiscFixupsPass>(); }
+
+}  // namespace patchfuzz::passes

@@ -1,0 +1,28 @@
+#pragma once
+// Small helpers shared by the rewrite passes (not a public API).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bpf/kfunc/kfunc_table.hpp"
+#include "bpf/passes/pass.hpp"
+
+namespace patchfuzz::passes {
+
+// Applies `batch` unless it is empty (the kernel calls nothing when a pass finds nothing).
+PatchOutcome apply_batch(patch::Patcher& patcher, Program& prog, const patch::PatchBatch& batch);
+// An outcome for a pass that fails on its own (-EINVAL, -EFAULT, ...), with the verifier log line.
+PatchOutcome fail(int err, std::string log);
+// Which modelled kfunc a kfunc call names (through Program::kfuncs; our BTF ids as a fallback).
+kfunc::Kind kfunc_kind(const Program& prog, const isa::Insn& call);
+// Index of the subprog containing insn `idx` (the fake exit is never returned).
+uint32_t subprog_of(const Program& prog, uint32_t idx);
+
+// The passes, in kernel order (pipeline.cpp registers them).
+std::unique_ptr<Pass> make_bpf_loop_pass();
+std::unique_ptr<Pass> make_dead_code_pass();
+std::unique_ptr<Pass> make_misc_fixups_pass();
+std::unique_ptr<Pass> make_iter_inline_pass();
+std::unique_ptr<Pass> make_zext_pass();
+
+}  // namespace patchfuzz::passes

@@ -1,0 +1,63 @@
+// run_pipeline(): the rewrite passes in the order bpf_check() runs them (spec/patching.md §5.1):
+// bpf_optimize_bpf_loop, dead code (privileged removal or sanitize), do_misc_fixups (whose kfunc
+// fixup hosts the iterator inline; a separate pass here so it can be selected), zext.
+#include <algorithm>
+#include <functional>
+
+#include "bpf/passes/pass_util.hpp"
+
+namespace patchfuzz::passes {
+namespace {
+
+struct Entry {
+    std::string_view name;
+    std::unique_ptr<Pass> (*make)();
+};
+
+constexpr Entry kPasses[] = {
+    {"bpf_loop", make_bpf_loop_pass},       {"dead_code", make_dead_code_pass}, {"misc_fixups", make_misc_fixups_pass},
+    {"iter_inline", make_iter_inline_pass}, {"zext", make_zext_pass},
+};
+
+// Counts the patches a pass emits without changing what the inner patcher does.
+class CountingPatcher final : public patch::Patcher {
+public:
+    explicit CountingPatcher(patch::Patcher& inner) : inner_(inner) {}
+    std::string_view name() const override { return inner_.name(); }
+    PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
+        count += static_cast<uint32_t>(batch.patches.size());
+        return inner_.apply(prog, batch);
+    }
+    uint32_t count = 0;
+
+private:
+    patch::Patcher& inner_;
+};
+
+}  // namespace
+
+std::vector<std::string_view> pass_names() {
+    std::vector<std::string_view> v;
+    for (const auto& e : kPasses) v.push_back(e.name);
+    return v;
+}
+
+PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) {
+    PipelineResult res;
+    for (const auto& e : kPasses) {
+        if (!opts.only.empty() && std::find(opts.only.begin(), opts.only.end(), e.name) == opts.only.end()) continue;
+        auto pass = e.make();
+        CountingPatcher counting(patcher);
+        PatchOutcome out = pass->run(prog, counting, opts);
+        res.passes_run.emplace_back(e.name);
+        res.patch_counts.emplace_back(std::string(e.name), counting.count);
+        if (!out.ok()) {
+            res.outcome = out;
+            res.failed_pass = std::string(e.name);
+            return res;
+        }
+    }
+    return res;
+}
+
+}  // namespace patchfuzz::passes
