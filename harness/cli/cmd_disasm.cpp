@@ -1,11 +1,130 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb. Says so and exits 2.
+// patchfuzz disasm IN [--numbered] [--opcodes]: print a program in kernel syntax. IN is raw
+// struct bpf_insn bytes (.bin or any other name), kernel-syntax assembly (.s / .asm), a .case
+// file, or a BPF ELF object (.o: every program, each under a header naming it).
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "bpf/asm/assemble.hpp"
+#include "bpf/asm/disassemble.hpp"
+#include "bpf/loader/bpf_names.hpp"
+#include "bpf/loader/loader.hpp"
+#include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
-int cmd_disasm(Args) {
-    std::fprintf(stderr, "patchfuzz: 'disasm' is not built yet\n");
+namespace {
+
+constexpr const char* kUsage =
+    "usage: patchfuzz disasm IN [--numbered] [--opcodes]\n"
+    "\n"
+    "Print a program in the kernel's syntax (verifier log / bpftool prog dump xlated).\n"
+    "IN is chosen by its name:\n"
+    "  *.s, *.asm   kernel-syntax assembly (labels allowed): printed back normalised\n"
+    "  *.case       a patchfuzz test case: its program\n"
+    "  *.o          a BPF ELF object, opened with libbpf in a child process: every program,\n"
+    "               each headed by its name, with the called .text subprograms appended\n"
+    "  anything else: raw little-endian struct bpf_insn bytes (length a multiple of 8)\n"
+    "\n"
+    "  --numbered   prefix each line with its insn index (\"   4: \")\n"
+    "  --opcodes    prefix each line with its opcode byte (\"(b7) \")\n"
+    "\n"
+    "exit: 0 ok, 2 bad input or usage\n";
+
+int fail(const std::string& msg) {
+    std::fprintf(stderr, "patchfuzz disasm: %s\n", msg.c_str());
     return 2;
 }
+
+bool ends_with(std::string_view s, std::string_view suf) { return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf; }
+
+Expected<std::string> slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
+    auto bytes = slurp(path);
+    if (!bytes) return bytes.error();
+    if (bytes->size() % 8) return Error{path, "length " + std::to_string(bytes->size()) + " is not a multiple of 8"};
+    std::vector<isa::Insn> insns(bytes->size() / 8);
+    for (size_t i = 0; i < insns.size(); ++i) {
+        const auto* b = reinterpret_cast<const uint8_t*>(bytes->data() + i * 8);
+        isa::Insn in{};
+        in.code = b[0];
+        in.dst_reg = b[1] & 0xf;
+        in.src_reg = (b[1] >> 4) & 0xf;
+        in.off = static_cast<int16_t>(b[2] | (b[3] << 8));
+        in.imm = static_cast<int32_t>(uint32_t{b[4]} | (uint32_t{b[5]} << 8) | (uint32_t{b[6]} << 16) | (uint32_t{b[7]} << 24));
+        insns[i] = in;
+    }
+    return insns;
+}
+
+}  // namespace
+
+int cmd_disasm(Args args) {
+    std::string path;
+    assembly::DisasmOptions opts;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string a = args[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (a == "--numbered") {
+            opts.numbered = true;
+        } else if (a == "--opcodes") {
+            opts.opcodes = true;
+        } else if (a.size() > 1 && a[0] == '-') {
+            return fail("unknown option '" + a + "' (see --help)");
+        } else if (path.empty()) {
+            path = a;
+        } else {
+            return fail("more than one input ('" + path + "' and '" + a + "')");
+        }
+    }
+    if (path.empty()) {
+        std::fprintf(stderr, "patchfuzz disasm: missing input\n%s", kUsage);
+        return 2;
+    }
+    if (ends_with(path, ".o")) {
+        auto obj = loader::load_object(path);
+        if (!obj) return fail(obj.error().to_string());
+        for (size_t i = 0; i < obj->programs.size(); ++i) {
+            const Program& p = obj->programs[i];
+            std::printf("%s; program %s (section %s, type %s, %u insns, %u subprog%s)\n", i ? "\n" : "", p.name.c_str(),
+                        obj->meta[i].section.c_str(), loader::prog_type_name(p.prog_type).c_str(), p.len(), p.subprog_cnt(),
+                        p.subprog_cnt() == 1 ? "" : "s");
+            std::fputs(assembly::disassemble(p.insns, opts).c_str(), stdout);
+        }
+        return 0;
+    }
+    std::vector<isa::Insn> insns;
+    if (ends_with(path, ".s") || ends_with(path, ".asm")) {
+        auto text = slurp(path);
+        if (!text) return fail(text.error().to_string());
+        auto r = assembly::assemble(*text, path);
+        if (!r) return fail(r.error().to_string());
+        insns = std::move(*r);
+    } else if (ends_with(path, ".case")) {
+        auto c = harness::read_case(path);
+        if (!c) return fail(c.error().to_string());
+        insns = std::move(c->program.insns);
+    } else {
+        auto r = raw_insns(path);
+        if (!r) return fail(r.error().to_string());
+        insns = std::move(*r);
+    }
+    std::fputs(assembly::disassemble(insns, opts).c_str(), stdout);
+    return 0;
+}
+
 }  // namespace patchfuzz::cli
