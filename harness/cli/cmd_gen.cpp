@@ -1,11 +1,201 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb. Says so and exits 2.
-#include <cstdio>
+// patchfuzz gen: generate random valid programs (or a named profile, or a seed from a .bpf.o) as
+// .case files. Every run prints its seed; the same arguments and seed give the same bytes.
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "bpf/loader/loader.hpp"
+#include "gen/profiles.hpp"
+#include "gen/program_gen.hpp"
+#include "gen/rng_source.hpp"
+#include "gen/seed_case.hpp"
+#include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
-int cmd_gen(Args) {
-    std::fprintf(stderr, "patchfuzz: 'gen' is not built yet\n");
+namespace {
+
+constexpr const char* kUsage =
+    "usage: patchfuzz gen [--profile NAME] [--from OBJ.bpf.o] [--seed S] [--size N] [--count K]\n"
+    "                     [--density D] [--far-jumps P] [--subprogs N] [--json] -o OUT(.case|dir)\n"
+    "\n"
+    "Generates valid BPF programs with side tables, verifier facts and execution inputs, written\n"
+    "as .case files. With --count 1 (default) and OUT ending in .case, one file; otherwise OUT is a\n"
+    "directory that receives gen-<seed>.case files (case i uses seed S+i).\n"
+    "\n"
+    "  --profile NAME   a named workload shape: pyperf180, pyperf600, strobemeta, verif_scale\n"
+    "  --from OBJ       seed from a real object: each program of OBJ (libbpf loader) becomes a case\n"
+    "  --seed S         random seed (default: drawn from the system and printed)\n"
+    "  --size N         target insns per program, 4..1000000 (default: random in 4..128)\n"
+    "  --count K        number of cases (default 1)\n"
+    "  --density D      share of items that are rewrite sites, 0..1 (default 0.1)\n"
+    "  --far-jumps P    chance of a jump displacement near +-32767 (needs --size > 32767)\n"
+    "  --subprogs N     at most N subprogs (default 4)\n"
+    "  --json           print one JSON line of statistics per case on stdout\n"
+    "  -o OUT           output file or directory\n"
+    "\n"
+    "The seed is printed on stderr as 'patchfuzz gen: seed S'. Exit: 0 ok, 2 bad usage or input.\n";
+
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "patchfuzz gen: %s\n%s", msg.c_str(), kUsage);
     return 2;
 }
+
+bool parse_u64(std::string_view s, uint64_t& out) {
+    int base = 10;
+    if (s.size() > 2 && (s.substr(0, 2) == "0x" || s.substr(0, 2) == "0X")) {
+        s.remove_prefix(2);
+        base = 16;
+    }
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), out, base);
+    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+}
+
+bool parse_double(const std::string& s, double& out) {
+    char* end = nullptr;
+    errno = 0;
+    out = std::strtod(s.c_str(), &end);
+    return errno == 0 && end && *end == '\0' && !s.empty();
+}
+
+std::string json_escape(const std::string& s) {
+    std::string o;
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') o += '\\';
+        if (static_cast<unsigned char>(ch) < 0x20) continue;
+        o += ch;
+    }
+    return o;
+}
+
+bool ends_with(std::string_view s, std::string_view suf) { return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf; }
+
+}  // namespace
+
+int cmd_gen(Args args) {
+    std::string profile, from, out;
+    uint64_t seed = 0, size = 0, count = 1, subprogs = 4;
+    double density = 0.1, far = 0.0;
+    bool have_seed = false, json = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string a = args[i];
+        auto value = [&](std::string& v) {
+            if (i + 1 >= args.size()) return false;
+            v = args[++i];
+            return true;
+        };
+        std::string v;
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a == "--json") {
+            json = true;
+        } else if (a == "--profile") {
+            if (!value(profile)) return usage_error("--profile needs a name");
+        } else if (a == "--from") {
+            if (!value(from)) return usage_error("--from needs an object file");
+        } else if (a == "-o" || a == "--out") {
+            if (!value(out)) return usage_error("-o needs a path");
+        } else if (a == "--seed" || a == "--size" || a == "--count" || a == "--subprogs") {
+            if (!value(v)) return usage_error(a + " needs a number");
+            uint64_t n = 0;
+            if (!parse_u64(v, n)) return usage_error(a + ": '" + v + "' is not a number");
+            if (a == "--seed") seed = n, have_seed = true;
+            if (a == "--size") {
+                if (n < 4 || n > 1000000) return usage_error("--size: " + v + " out of range 4..1000000");
+                size = n;
+            }
+            if (a == "--count") {
+                if (n < 1 || n > 1000000) return usage_error("--count: " + v + " out of range 1..1000000");
+                count = n;
+            }
+            if (a == "--subprogs") {
+                if (n > 6) return usage_error("--subprogs: " + v + " out of range 0..6");
+                subprogs = n;
+            }
+        } else if (a == "--density" || a == "--far-jumps") {
+            if (!value(v)) return usage_error(a + " needs a number");
+            double d = 0;
+            if (!parse_double(v, d) || d < 0 || d > 1) return usage_error(a + ": '" + v + "' is not a number in 0..1");
+            (a == "--density" ? density : far) = d;
+        } else {
+            return usage_error("unknown option '" + a + "'");
+        }
+    }
+    if (out.empty()) return usage_error("missing -o OUT");
+    if (!profile.empty() && !gen::profile_spec(profile)) {
+        std::string names;
+        for (auto n : gen::profile_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+        return usage_error("unknown profile '" + profile + "' (known: " + names + ")");
+    }
+    if (!profile.empty() && !from.empty()) return usage_error("--profile and --from exclude each other");
+    if (!have_seed) seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+    std::fprintf(stderr, "patchfuzz gen: seed %llu\n", static_cast<unsigned long long>(seed));
+
+    std::vector<gen::GeneratedCase> from_obj;
+    if (!from.empty()) {
+        auto obj = loader::load_object(from);
+        if (!obj) {
+            std::fprintf(stderr, "patchfuzz gen: %s: %s\n", from.c_str(), obj.error().to_string().c_str());
+            return 2;
+        }
+        for (auto& p : obj->programs) from_obj.push_back(gen::case_from_program(std::move(p), seed));
+        if (from_obj.empty()) {
+            std::fprintf(stderr, "patchfuzz gen: %s: no programs in object\n", from.c_str());
+            return 2;
+        }
+        count = from_obj.size();
+    }
+    const bool single = count == 1 && ends_with(out, ".case");
+    if (!single) {
+        if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
+            std::fprintf(stderr, "patchfuzz gen: %s: cannot create directory: %s\n", out.c_str(), std::strerror(errno));
+            return 2;
+        }
+    }
+    gen::GenOptions opts;
+    if (size) opts.min_insns = opts.max_insns = static_cast<uint32_t>(size);
+    opts.patch_site_density = density;
+    opts.far_jump_prob = far;
+    opts.subprogs_max = static_cast<uint32_t>(subprogs);
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t s = seed + i;
+        gen::GeneratedCase c;
+        std::string how;
+        if (!from_obj.empty()) {
+            c = std::move(from_obj[i]);
+            how = "patchfuzz gen --from " + from + " --seed " + std::to_string(seed) + " (program " + std::to_string(i) + ")";
+        } else if (!profile.empty()) {
+            c = gen::generate_profile_case(profile, s);
+            how = "patchfuzz gen --profile " + profile + " --seed " + std::to_string(s);
+        } else {
+            gen::RngSource src(s);
+            c = gen::generate(src, opts);
+            how = "patchfuzz gen --seed " + std::to_string(s) + (size ? " --size " + std::to_string(size) : "");
+        }
+        harness::Case kc;
+        kc.comments.push_back("generated-by: " + how);
+        kc.program = std::move(c.program);
+        kc.inputs = std::move(c.inputs);
+        kc.seed = s;
+        const std::string path = single ? out : out + "/gen-" + std::to_string(s) + (from.empty() ? "" : "-" + std::to_string(i)) + ".case";
+        if (auto st = harness::write_case_file_atomic(kc, path); !st) {
+            std::fprintf(stderr, "patchfuzz gen: %s: %s\n", path.c_str(), st.error().to_string().c_str());
+            return 2;
+        }
+        if (json) {
+            std::string j = gen::stats_json(c.stats);
+            j.insert(1, "\"seed\":" + std::to_string(s) + ",\"file\":\"" + json_escape(path) + "\",");
+            std::printf("%s\n", j.c_str());
+        }
+    }
+    return 0;
+}
+
 }  // namespace patchfuzz::cli

@@ -1,0 +1,68 @@
+#pragma once
+// ChoiceSource: the only way the program generator (program_gen.hpp) makes a decision. Three
+// back ends drive the same generator: RapidCheck (rc_source.hpp: integrated shrinking and
+// `reproduce=` strings), libFuzzer bytes (byte_source.hpp: every byte string decodes to a valid
+// program) and a seeded Rng (rng_source.hpp: campaigns and the CLI).
+//
+// Conventions every back end relies on, so that "smaller choice" means "simpler program":
+//  * draw(lo, hi) is inclusive; lo is the simplest value (RapidCheck shrinks towards it, an
+//    exhausted byte string returns it).
+//  * more(have, want) asks whether a block gets another item; false is the simple answer.
+//  * enter()/leave() bracket one item (a statement of the generated program). The byte back end
+//    frames each item with its length so that a mutation inside one item never changes how the
+//    following items decode; the other back ends ignore the brackets.
+#include <algorithm>
+#include <cstdint>
+
+namespace patchfuzz::gen {
+
+// What a choice decides; lets the mutator find e.g. the jump-distance choices in a trace.
+enum class Tag : uint8_t { Kind, Reg, Imm, Off, Len, Jump, Flag, Map, More, Misc };
+
+class ChoiceSource {
+public:
+    virtual ~ChoiceSource() = default;
+    // An integer in [lo, hi] (inclusive, lo <= hi).
+    virtual uint64_t draw(uint64_t lo, uint64_t hi, Tag tag) = 0;
+    // Whether a block with `have` items gets one more; `want` is the length the generator aims at.
+    virtual bool more(uint32_t have, uint32_t want) = 0;
+    // Size budget in [0, 100] (RapidCheck's size); scales lengths.
+    [[nodiscard]] virtual uint32_t size() const { return 100; }
+    virtual void enter() {}
+    virtual void leave() {}
+
+    // Helpers in terms of draw().
+    uint32_t pick(uint32_t n, Tag tag = Tag::Kind) { return n <= 1 ? 0 : static_cast<uint32_t>(draw(0, n - 1, tag)); }
+    bool flag(Tag tag = Tag::Flag) { return draw(0, 1, tag) != 0; }
+    // true with probability about num/den under random back ends (false is the simple answer).
+    bool chance(uint32_t num, uint32_t den) { return draw(0, den - 1, Tag::Flag) >= den - num; }
+    int64_t draw_signed(int64_t lo, int64_t hi, Tag tag) {
+        // Shrinks towards the value closest to zero inside [lo, hi].
+        const int64_t zero = lo > 0 ? lo : (hi < 0 ? hi : 0);
+        const uint64_t up = static_cast<uint64_t>(hi - zero), down = static_cast<uint64_t>(zero - lo);
+        const uint64_t v = draw(0, up + down, tag);
+        // interleave: 0, +1, -1, +2, -2 ... restricted to the available sides
+        if (v <= 2 * std::min(up, down)) {
+            if (v == 0) return zero;
+            const int64_t m = static_cast<int64_t>((v + 1) / 2);
+            return (v % 2) ? zero + m : zero - m;
+        }
+        const uint64_t rest = v - 2 * std::min(up, down);
+        return up > down ? zero + static_cast<int64_t>(std::min(up, down) + rest)
+                         : zero - static_cast<int64_t>(std::min(up, down) + rest);
+    }
+};
+
+// RAII bracket for one item.
+class ItemScope {
+public:
+    explicit ItemScope(ChoiceSource& s) : s_(s) { s_.enter(); }
+    ~ItemScope() { s_.leave(); }
+    ItemScope(const ItemScope&) = delete;
+    ItemScope& operator=(const ItemScope&) = delete;
+
+private:
+    ChoiceSource& s_;
+};
+
+}  // namespace patchfuzz::gen

@@ -1,0 +1,32 @@
+# gen/: the generator benchmark (not in ctest) and the `patchfuzz gen` CLI tests.
+add_executable(gen_bench ${PATCHFUZZ_SOURCE_ROOT}/gen/gen_bench.cpp)
+target_link_libraries(gen_bench PRIVATE patchfuzz_gen)
+set_target_properties(gen_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/gen)
+
+set(GEN_OUT ${CMAKE_BINARY_DIR}/gen_cli_out)
+add_test(NAME gen_cli_help COMMAND $<TARGET_FILE:patchfuzz> gen --help)
+set_tests_properties(gen_cli_help PROPERTIES PASS_REGULAR_EXPRESSION "usage: patchfuzz gen")
+add_test(NAME gen_cli_unknown_option COMMAND $<TARGET_FILE:patchfuzz> gen --bogus -o x.case)
+set_tests_properties(gen_cli_unknown_option PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: unknown option '--bogus'")
+add_test(NAME gen_cli_unknown_option_exit2 COMMAND sh -c "$<TARGET_FILE:patchfuzz> gen --bogus -o x.case 2>/dev/null; test $? -eq 2")
+add_test(NAME gen_cli_bad_seed COMMAND $<TARGET_FILE:patchfuzz> gen --seed 12x -o x.case)
+set_tests_properties(gen_cli_bad_seed PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: --seed: '12x' is not a number")
+add_test(NAME gen_cli_unknown_profile COMMAND $<TARGET_FILE:patchfuzz> gen --profile nope -o x.case)
+set_tests_properties(gen_cli_unknown_profile PROPERTIES PASS_REGULAR_EXPRESSION "unknown profile 'nope' \\(known: pyperf180, pyperf600, strobemeta, verif_scale\\)")
+add_test(NAME gen_cli_missing_out COMMAND $<TARGET_FILE:patchfuzz> gen --seed 1)
+set_tests_properties(gen_cli_missing_out PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: missing -o OUT")
+# prints its seed; same seed -> same bytes; different seed -> different bytes
+add_test(NAME gen_cli_same_seed_same_bytes COMMAND sh -c
+  "rm -rf ${GEN_OUT} && mkdir -p ${GEN_OUT} && \
+   $<TARGET_FILE:patchfuzz> gen --seed 77 --size 300 -o ${GEN_OUT}/a.case 2>${GEN_OUT}/a.err && \
+   $<TARGET_FILE:patchfuzz> gen --seed 77 --size 300 -o ${GEN_OUT}/b.case 2>/dev/null && \
+   $<TARGET_FILE:patchfuzz> gen --seed 78 --size 300 -o ${GEN_OUT}/c.case 2>/dev/null && \
+   grep -q 'patchfuzz gen: seed 77' ${GEN_OUT}/a.err && cmp ${GEN_OUT}/a.case ${GEN_OUT}/b.case && \
+   ! cmp -s ${GEN_OUT}/a.case ${GEN_OUT}/c.case")
+add_test(NAME gen_cli_json_count COMMAND sh -c
+  "rm -rf ${GEN_OUT}/dir && $<TARGET_FILE:patchfuzz> gen --seed 5 --count 3 --json -o ${GEN_OUT}/dir 2>/dev/null > ${GEN_OUT}/stats.json && \
+   test $(ls ${GEN_OUT}/dir | wc -l) -eq 3 && test $(grep -c '\"insns\":' ${GEN_OUT}/stats.json) -eq 3 && \
+   grep -q '\"lookups\":' ${GEN_OUT}/stats.json && grep -q '\"subprogs\":' ${GEN_OUT}/stats.json && \
+   grep -q '\"jumps\":' ${GEN_OUT}/stats.json && grep -q '\"misc_h_may_goto\":' ${GEN_OUT}/stats.json")
+add_test(NAME gen_cli_profile_json COMMAND $<TARGET_FILE:patchfuzz> gen --profile pyperf180 --seed 1 --json -o ${GEN_OUT}/pyperf180.case)
+set_tests_properties(gen_cli_profile_json PROPERTIES PASS_REGULAR_EXPRESSION "\"hash_lookups\":9[0-9][0-9],")
