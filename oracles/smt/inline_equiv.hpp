@@ -1,0 +1,59 @@
+#pragma once
+// Inline-sequence equivalence (issue 5 §3): proves with Z3, over all inputs, that each inline
+// sequence a pass emits computes what the call or instruction it replaces computes, under an
+// ArchProfile's execution semantics (bv_semantics.hpp).
+//  * bpf_iter_num_new / next / destroy against the kfunc reference of iterators-isa-arch.md §1
+//    (v4 kfunc text): the 8 slot bytes, R0 on its meaningful width (low 32 bits for new's int, the
+//    full pointer-or-NULL for next), R6-R10 preserved, no other memory written, for every
+//    start/end including garbage upper halves of R2/R3 and every slot content.
+//  * div/mod guards and sdiv/smod by -1 (bpf_do_misc_fixups rows c, d) against the ISA semantics;
+//    obligations split by divisor case (0, -1, other) and the quotient/remainder abstracted as
+//    uninterpreted functions (Z3 4.8 times out on generic udiv/urem identities), so what is proved
+//    is that the guard routes each case to the right result and never lets the copied division trap.
+//  * map_lookup_elem inlines (map_gen_lookup) against a model of the lookup helper, with the
+//    internal __htab_map_lookup_elem call and this_cpu_ptr as uninterpreted functions.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bpf/arch/arch_profile.hpp"
+#include "bpf/isa/insn.hpp"
+#include "bpf/passes/pass.hpp"
+#include "bpf/program/program.hpp"
+#include "oracles/smt/smt_options.hpp"
+#include "oracles/verdict.hpp"
+
+namespace patchfuzz::oracles::smt {
+
+inline constexpr const char* kInlineOracleName = "smt-inline";
+
+Verdict prove_iter_num_new(std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts = {});
+Verdict prove_iter_num_next(std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts = {});
+Verdict prove_iter_num_destroy(std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts = {});
+// `original`: the DIV/MOD insn; `seq`: its replacement (patch-local jumps, leaving = end).
+Verdict prove_div_mod(const isa::Insn& original, std::span<const isa::Insn> seq, const ArchProfile& arch,
+                      const SmtOptions& opts = {});
+Verdict prove_map_lookup(const MapDef& map, std::span<const isa::Insn> seq, const ArchProfile& arch,
+                         const SmtOptions& opts = {});
+
+enum class InlineFamily : uint8_t { Iter = 1, DivMod = 2, MapLookup = 4 };
+
+struct InlineProofOptions {
+    std::vector<ArchProfile> arches;                    // empty = x86_64, arm64, jit32
+    passes::IterInline iter = passes::IterInline::V4;   // which iterator inline to prove
+    unsigned families = 7;                              // bit set of InlineFamily
+    SmtOptions smt;
+};
+
+struct InlineProof {
+    std::string sequence;  // e.g. "bpf_iter_num_new/v4", "sdiv64 r2, r3", "map_lookup/hash"
+    std::string arch;
+    Verdict verdict;       // pass = proved, fail = refuted (counterexample), unknown, skip
+    double ms = 0;
+};
+
+// Every sequence of the selected families, as the passes emit them (bpf/passes/*), on every arch.
+std::vector<InlineProof> prove_inlines(const InlineProofOptions& opts);
+
+}  // namespace patchfuzz::oracles::smt
