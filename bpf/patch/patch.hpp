@@ -13,6 +13,23 @@
 // generator would have used at that moment (backward targets already moved by earlier patches),
 // then applies the patch exactly as bpf_patch_insn_data() does; the batched patcher maps them
 // through the closed-form index map S of spec §7.1. Both must produce identical Programs.
+//
+// Details both patchers implement identically (see bpf/patch/index_map.hpp for S):
+//  * "relative transfer" is the set bpf_adj_branches() adjusts (patch_rules.hpp adj_field(); equal to
+//    isa::relative_field() for every valid encoding).
+//  * InsertBefore: the buffer the kernel applies is [insns..., copy of the insn at pos], so the
+//    prologue's local encoding uses n = insns.size() + 1 (L == insns.size() is the copied insn,
+//    L == n is original pos + 1). The copy keeps its current displacement verbatim (kernel), then
+//    adjust_jmp_off(pos, insns.size()) runs with target-only matching; if it overflows, the kernel
+//    only WARNs: the walk stops there and PatchOutcome::kernel_warn says so (err stays 0).
+//  * Batch semantics = the kernel loop: patches applied in ascending pos with a running delta. So an
+//    InsertBefore redirect affects jumps that exist when it is applied (unpatched insns, outgoing
+//    transfers of earlier patches), not backward transfers of later patches.
+//  * Preconditions (validate_batch() checks the structural ones): targets of unpatched relative
+//    insns lie in [0, len] (otherwise the kernel would BUG in the real branch walk); outgoing
+//    transfers of a patch do not name an insn inside a removal range, and a backward one fits its
+//    field once converted to current coordinates (the kernel generator would wrap it silently;
+//    modelled by the incremental patcher, not reproduced by the batched one).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,6 +68,8 @@ struct PatchOutcome {
     int err = 0;
     int raw_err = 0;
     std::string log;
+    // A kernel WARN_ON that does not fail the load (adjust_jmp_off() overflow): dmesg, not the log.
+    std::string kernel_warn;
     [[nodiscard]] bool ok() const { return err == 0; }
     bool operator==(const PatchOutcome&) const = default;
 };
@@ -66,5 +85,13 @@ std::unique_ptr<Patcher> make_incremental_patcher();  // incremental_patcher.cpp
 std::unique_ptr<Patcher> make_batched_patcher();      // batched_patcher.cpp
 // "incremental" | "batched"; nullptr for an unknown name.
 std::unique_ptr<Patcher> make_patcher(std::string_view name);
+// The names make_patcher() accepts, in a stable order.
+std::vector<std::string_view> patcher_names();
+
+// Structural check of a batch against the program it is applied to (sorted, at most one patch per
+// position, in range, non-empty Replace, disjoint removals). Empty string = valid; otherwise a
+// located message ("patch 3 (pos 17): ..."). Both patchers return {-EINVAL, -EINVAL, message}
+// for an invalid batch and leave the program untouched.
+std::string validate_batch(const Program& prog, const PatchBatch& batch);
 
 }  // namespace patchfuzz::patch

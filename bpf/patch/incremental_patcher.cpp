@@ -1,0 +1,340 @@
+// The incremental patcher: a bit-exact model of how the kernel applies one patch at a time
+// (spec/patching.md §2-§4). Every patch costs what it costs the kernel: the aux array is
+// reallocated, the insn tail is moved, the whole program is walked for branch fix-ups, and every
+// side table is scanned. A batch is applied the way every verifier pass loops: ascending original
+// positions with a running delta (§5.1).
+//
+// Kernel functions modelled (names as in kernel/bpf/core.c, fixups.c, bpf_insn_array.c):
+//   bpf_patch_insn_data, bpf_patch_insn_single, bpf_adj_branches, bpf_adj_linfo,
+//   adjust_insn_aux_data, adjust_subprog_starts, adjust_insn_arrays, adjust_poke_descs,
+//   verifier_remove_insns, bpf_remove_insns, adjust_subprog_starts_after_remove,
+//   bpf_adj_linfo_after_remove, bpf_insn_array_adjust_after_remove, adjust_jmp_off.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bpf/patch/insn_def32.hpp"
+#include "bpf/patch/patch.hpp"
+#include "bpf/patch/patch_rules.hpp"
+
+namespace patchfuzz::patch {
+namespace {
+
+constexpr int64_t kS16Max = 32767;
+
+class Env {
+public:
+    explicit Env(Program& prog) : prog_(prog) {}
+
+    // bpf_adj_branches(prog, pos, end_old, end_new, probe). In probe mode the program is the
+    // unpatched image and every old insn except the one at `pos` is evaluated at its future index
+    // without writing. Returns false on -ERANGE (first failure stops the walk).
+    bool adj_branches(int64_t pos, int64_t end_old, int64_t end_new, bool probe) {
+        const int64_t delta = end_new - end_old;
+        auto eval = [&](isa::Insn& insn, int64_t curr) {
+            const Field f = adj_field(insn);
+            if (f == Field::None) return true;
+            int64_t d = get_disp(insn, f);
+            const int64_t t = curr + d + 1;  // 64-bit: no wrap-around
+            if (curr < pos && t >= end_old)
+                d += delta;
+            else if (curr >= end_new && t < end_new)
+                d -= delta;
+            if (!fits(f, d)) return false;  // checked for every considered insn, changed or not
+            if (!probe) set_disp(insn, f, d);
+            return true;
+        };
+        auto& insns = prog_.insns;
+        if (probe) {
+            const int64_t old_len = static_cast<int64_t>(insns.size());
+            for (int64_t i = 0; i < pos; ++i)
+                if (!eval(insns[static_cast<size_t>(i)], i)) return false;
+            // The kernel jumps from `pos` to end_new / end_old; when `pos` was the last insn it
+            // evaluates one stale slot past the old end (§2 step 3): we evaluate nothing there.
+            for (int64_t o = end_old; o < old_len; ++o)
+                if (!eval(insns[static_cast<size_t>(o)], o + delta)) return false;
+            return true;
+        }
+        for (size_t i = 0; i < insns.size(); ++i)
+            if (!eval(insns[i], static_cast<int64_t>(i))) return false;
+        return true;
+    }
+
+    // bpf_adj_linfo(prog, off, delta)
+    void adj_linfo(uint32_t off, int64_t delta) {
+        if (prog_.linfo.empty() || delta == 0) return;
+        for (auto& l : prog_.linfo)
+            if (l.insn_off > off) l.insn_off = static_cast<uint32_t>(l.insn_off + delta);
+    }
+
+    // bpf_patch_insn_single(prog, off, patch, len); false = -ERANGE.
+    bool patch_insn_single(uint32_t off, const std::vector<isa::Insn>& patch) {
+        auto& insns = prog_.insns;
+        const size_t len = patch.size();
+        if (len == 1) {  // fast path: overwrite, nothing else moves
+            insns[off] = patch[0];
+            return true;
+        }
+        const size_t old_len = insns.size();
+        const size_t new_len = old_len + len - 1;
+        if (new_len > static_cast<size_t>(kS16Max) && !adj_branches(off, off + 1, off + static_cast<int64_t>(len), true))
+            return false;
+        // bpf_prog_realloc + move the tail + copy the patch in.
+        insns.resize(new_len);
+        std::memmove(&insns[off + len], &insns[off + 1], (old_len - off - 1) * sizeof(isa::Insn));
+        std::copy(patch.begin(), patch.end(), insns.begin() + off);
+        // The kernel BUG()s if this fails; only reachable with targets outside the program, where
+        // we report it like the probe failure so both patchers agree.
+        if (!adj_branches(off, off + 1, off + static_cast<int64_t>(len), false)) return false;
+        adj_linfo(off, static_cast<int64_t>(len) - 1);
+        return true;
+    }
+
+    // adjust_insn_aux_data(env, new_prog, off, cnt)
+    void adjust_insn_aux_data(uint32_t off, uint32_t cnt) {
+        auto& aux = prog_.aux;
+        const auto& insns = prog_.insns;
+        const bool old_seen = aux[off].seen;
+        aux[off].zext_dst = insn_has_def32(insns[off + cnt - 1]);
+        if (cnt == 1) return;
+        const size_t prog_len = insns.size();
+        std::move_backward(aux.begin() + off, aux.begin() + static_cast<ptrdiff_t>(prog_len - cnt + 1),
+                           aux.begin() + static_cast<ptrdiff_t>(prog_len));
+        for (uint32_t i = off; i < off + cnt - 1; ++i) {
+            aux[i] = InsnAux{};
+            aux[i].seen = old_seen;
+            aux[i].zext_dst = insn_has_def32(insns[i]);
+        }
+    }
+
+    // adjust_subprog_starts(env, off, len): inclusive of the fake exit.
+    void adjust_subprog_starts(uint32_t off, uint32_t len) {
+        if (len == 1) return;
+        for (auto& s : prog_.subprogs)
+            if (s.start > off) s.start += len - 1;
+    }
+
+    // adjust_insn_arrays -> bpf_insn_array_adjust(map, off, len)
+    void adjust_insn_arrays(uint32_t off, uint32_t len) {
+        if (len == 1) return;
+        for (auto& a : prog_.insn_arrays)
+            for (auto& e : a.entries)
+                if (e.xlated_off != isa::kInsnDeleted && e.xlated_off > off) e.xlated_off += len - 1;
+    }
+
+    // adjust_poke_descs(prog, off, len): no early return for len 1 (adds 0).
+    void adjust_poke_descs(uint32_t off, uint32_t len) {
+        for (auto& p : prog_.pokes)
+            if (p.insn_idx > off) p.insn_idx += len - 1;
+    }
+
+    // bpf_patch_insn_data(env, off, patch, len); false = NULL (-ERANGE logged by the caller).
+    bool patch_insn_data(uint32_t off, const std::vector<isa::Insn>& patch) {
+        const uint32_t len = static_cast<uint32_t>(patch.size());
+        if (len > 1) {
+            // vrealloc of env->insn_aux_data: a fresh, zero-filled tail on every patch.
+            std::vector<InsnAux> grown(prog_.aux.size() + len - 1);
+            std::copy(prog_.aux.begin(), prog_.aux.end(), grown.begin());
+            prog_.aux.swap(grown);
+        }
+        if (!patch_insn_single(off, patch)) return false;
+        adjust_insn_aux_data(off, len);
+        adjust_subprog_starts(off, len);
+        adjust_insn_arrays(off, len);
+        adjust_poke_descs(off, len);
+        return true;
+    }
+
+    // adjust_jmp_off(prog, tgt_idx, delta): target-only matching; an overflow stops the walk with
+    // -ERANGE, which the kernel callers only WARN about.
+    void adjust_jmp_off(uint32_t tgt, uint32_t delta) {
+        auto& insns = prog_.insns;
+        for (size_t i = 0; i < insns.size(); ++i) {
+            if (tgt <= i && i < uint64_t{tgt} + delta) continue;
+            const Field f = jmp_off_field(insns[i]);
+            if (f == Field::None) continue;
+            const int64_t d = get_disp(insns[i], f);
+            if (static_cast<int64_t>(i) + 1 + d != tgt) continue;
+            if (!fits(f, d + delta)) {
+                warn_ += "adjust_jmp_off(tgt " + std::to_string(tgt) + ", delta " + std::to_string(delta) +
+                         "): insn " + std::to_string(i) + ": -ERANGE\n";
+                return;
+            }
+            set_disp(insns[i], f, d + delta);
+        }
+    }
+
+    // adjust_subprog_starts_after_remove(env, off, cnt), including func_info deletion.
+    void adjust_subprog_starts_after_remove(uint32_t off, uint32_t cnt) {
+        auto& sp = prog_.subprogs;
+        const int64_t subprog_cnt = static_cast<int64_t>(sp.size()) - 1;
+        int64_t i = 0;
+        for (; i < subprog_cnt; ++i)
+            if (sp[static_cast<size_t>(i)].start >= off) break;
+        int64_t j = i;
+        for (; j < subprog_cnt; ++j)
+            if (sp[static_cast<size_t>(j)].start >= off + cnt) break;
+        if (sp[static_cast<size_t>(j)].start != off + cnt) j--;
+        if (j > i) {
+            sp.erase(sp.begin() + i, sp.begin() + j);
+            auto& fi = prog_.finfo;
+            if (!fi.empty()) {
+                const int64_t a = std::min<int64_t>(i, static_cast<int64_t>(fi.size()));
+                const int64_t b = std::min<int64_t>(j, static_cast<int64_t>(fi.size()));
+                fi.erase(fi.begin() + a, fi.begin() + b);
+            }
+        } else if (sp[static_cast<size_t>(i)].start == off) {
+            i++;  // a subprog whose head was removed keeps start == off
+        }
+        for (size_t k = static_cast<size_t>(i); k < sp.size(); ++k) sp[k].start -= cnt;
+    }
+
+    // bpf_adj_linfo_after_remove(env, off, cnt)
+    void adj_linfo_after_remove(uint32_t off, uint32_t cnt) {
+        auto& li = prog_.linfo;
+        const size_t nr = li.size();
+        if (nr == 0) return;
+        size_t l_off = 0;
+        while (l_off < nr && li[l_off].insn_off < off) l_off++;
+        size_t l_cnt = 0;
+        while (l_off + l_cnt < nr && li[l_off + l_cnt].insn_off < off + cnt) l_cnt++;
+        // prog->len is already reduced: "insns remain after the range"
+        if (prog_.insns.size() != off && l_cnt > 0 &&
+            (l_off + l_cnt == nr || li[l_off + l_cnt].insn_off != off + cnt)) {
+            l_cnt--;
+            li[l_off + l_cnt].insn_off = off + cnt;  // first survivor inherits the last removed line
+        }
+        li.erase(li.begin() + static_cast<ptrdiff_t>(l_off), li.begin() + static_cast<ptrdiff_t>(l_off + l_cnt));
+        for (size_t k = l_off; k < li.size(); ++k) li[k].insn_off -= cnt;
+        for (auto& s : prog_.subprogs) {
+            if (s.linfo_idx > l_off) {
+                if (s.linfo_idx >= l_off + l_cnt)
+                    s.linfo_idx -= static_cast<uint32_t>(l_cnt);
+                else
+                    s.linfo_idx = static_cast<uint32_t>(l_off);
+            }
+        }
+    }
+
+    // adjust_insn_arrays_after_remove -> bpf_insn_array_adjust_after_remove(map, off, len)
+    void adjust_insn_arrays_after_remove(uint32_t off, uint32_t cnt) {
+        for (auto& a : prog_.insn_arrays)
+            for (auto& e : a.entries) {
+                if (e.xlated_off == isa::kInsnDeleted || e.xlated_off < off) continue;
+                if (e.xlated_off < off + cnt)
+                    e.xlated_off = isa::kInsnDeleted;
+                else
+                    e.xlated_off -= cnt;
+            }
+    }
+
+    // verifier_remove_insns(env, off, cnt); false = bpf_remove_insns() returned -ERANGE.
+    bool remove_insns(uint32_t off, uint32_t cnt) {
+        auto& insns = prog_.insns;
+        // bpf_clear_insn_aux_data(): frees per-insn jump tables; nothing we model.
+        // bpf_remove_insns(): move the tail down, shrink, walk the branches over the new length.
+        const size_t old_len = insns.size();
+        std::memmove(&insns[off], &insns[off + cnt], (old_len - off - cnt) * sizeof(isa::Insn));
+        insns.resize(old_len - cnt);
+        if (!adj_branches(off, off + static_cast<int64_t>(cnt), off, false)) return false;
+        adjust_subprog_starts_after_remove(off, cnt);
+        adj_linfo_after_remove(off, cnt);
+        adjust_insn_arrays_after_remove(off, cnt);
+        auto& aux = prog_.aux;
+        std::move(aux.begin() + off + cnt, aux.end(), aux.begin() + off);
+        aux.resize(insns.size());  // the kernel does not shrink; the tail is never read again
+        return true;
+    }
+
+    std::string& warn() { return warn_; }
+
+private:
+    Program& prog_;
+    std::string warn_;
+};
+
+class IncrementalPatcher final : public Patcher {
+public:
+    [[nodiscard]] std::string_view name() const override { return "incremental"; }
+
+    PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
+        if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
+        Env env(prog);
+        const auto& patches = batch.patches;
+        // Applied patches so far (their original positions and cumulative growth), to express a
+        // patch's backward outgoing targets in current coordinates.
+        std::vector<int64_t> cum(patches.size() + 1, 0);
+        int64_t delta = 0;
+        for (size_t q = 0; q < patches.size(); ++q) {
+            const Patch& p = patches[q];
+            const uint32_t cur = static_cast<uint32_t>(p.pos + delta);
+            // Current index of original insn T < p.pos: T plus the growth of applied patches before
+            // it; inside an applied removal range it is the numeric slot the kernel would reach.
+            auto cur_of_orig = [&](int64_t t) -> int64_t {
+                if (t < 0) return t;
+                size_t lo = 0, hi = q;  // patches[0..q) with pos < t
+                while (lo < hi) {
+                    const size_t mid = (lo + hi) / 2;
+                    if (patches[mid].pos < t) lo = mid + 1; else hi = mid;
+                }
+                int64_t g = cum[lo];
+                if (lo > 0) {
+                    const Patch& last = patches[lo - 1];
+                    if (last.kind == PatchKind::Remove && t < int64_t{last.pos} + last.count) g += last.count;
+                }
+                return t + g;
+            };
+            auto to_current = [&](std::vector<isa::Insn>& buf, size_t slots) {
+                for (size_t j = 0; j < slots; ++j) {
+                    const Field f = adj_field(buf[j]);
+                    if (f == Field::None) continue;
+                    const int64_t local = static_cast<int64_t>(j) + get_disp(buf[j], f) + 1;
+                    if (local >= 0) continue;  // internal, or forward (already current: common delta)
+                    const int64_t target = cur_of_orig(int64_t{p.pos} + local);
+                    set_disp(buf[j], f, target - (int64_t{cur} + static_cast<int64_t>(j)) - 1);
+                }
+            };
+            switch (p.kind) {
+                case PatchKind::Replace: {
+                    std::vector<isa::Insn> buf = p.insns;
+                    to_current(buf, buf.size());
+                    const uint32_t orig_idx = prog.aux[cur].orig_idx;
+                    if (!env.patch_insn_data(cur, buf)) return fail(p, orig_idx, env);
+                    break;
+                }
+                case PatchKind::InsertBefore: {
+                    std::vector<isa::Insn> buf = p.insns;
+                    to_current(buf, buf.size());
+                    buf.push_back(prog.insns[cur]);  // the kernel copies the insn then at pos
+                    const uint32_t orig_idx = prog.aux[cur].orig_idx;
+                    if (!env.patch_insn_data(cur, buf)) return fail(p, orig_idx, env);
+                    env.adjust_jmp_off(cur, static_cast<uint32_t>(p.insns.size()));
+                    break;
+                }
+                case PatchKind::Remove:
+                    if (!env.remove_insns(cur, p.count)) return fail(p, 0, env);
+                    break;
+            }
+            delta += growth(p);
+            cum[q + 1] = cum[q] + growth(p);
+        }
+        PatchOutcome ok;
+        ok.kernel_warn = env.warn();
+        return ok;
+    }
+
+private:
+    static PatchOutcome fail(const Patch& p, uint32_t orig_idx, Env& env) {
+        PatchOutcome o = erange_outcome(p, orig_idx);
+        o.kernel_warn = env.warn();
+        return o;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Patcher> make_incremental_patcher() { return std::make_unique<IncrementalPatcher>(); }
+
+}  // namespace patchfuzz::patch
