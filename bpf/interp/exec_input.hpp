@@ -10,6 +10,7 @@ namespace patchfuzz::interp {
 struct MapEntry {
     std::vector<uint8_t> key;
     std::vector<uint8_t> value;
+    bool operator==(const MapEntry&) const = default;
 };
 
 struct ExecInput {
@@ -23,6 +24,10 @@ struct ExecInput {
     uint32_t cpu = 0;             // bpf_get_smp_processor_id()
     uint64_t prandom_seed = 0;    // bpf_get_prandom_u32() stream
     uint64_t step_budget = 1u << 24;  // exhausted -> result "unknown: step budget", never a pass
+    // Initial bytes of the main frame's 512-byte stack, stored from its bottom (fp-512) upwards;
+    // shorter is zero-padded. Stale bytes expose code that reads a slot it should have written
+    // (bug class B7: error paths of bpf_iter_num_new that leave the old state).
+    std::vector<uint8_t> stack;
 };
 
 }  // namespace patchfuzz::interp

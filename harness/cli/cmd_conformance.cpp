@@ -1,11 +1,133 @@
-// PLACEHOLDER until its issue lands: replaced by the real verb. Says so and exits 2.
+// patchfuzz conformance DIR [--expect-fail] [--json] [--verbose]: runs the bpf_conformance .data
+// suite on the interpreter (bpf/interp/conformance_run.hpp).
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
 
+#include "bpf/interp/conformance_run.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
-int cmd_conformance(Args) {
-    std::fprintf(stderr, "patchfuzz: 'conformance' is not built yet\n");
-    return 2;
+namespace {
+
+void help(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: patchfuzz conformance DIR|FILE.data... [--expect-fail] [--json] [--verbose]\n\n"
+                 "Runs bpf_conformance .data tests on the interpreter (x86_64 semantics): r1 = the\n"
+                 "'-- mem' bytes, r2 = their length, r10 = top of a 512-byte stack; a test passes when\n"
+                 "its full 64-bit r0 equals '-- result' (or, with '-- error', when it is rejected).\n\n"
+                 "  --expect-fail  every test must fail (negative suite): rejected by the parser or the\n"
+                 "                 validator with a located error, or a result that differs\n"
+                 "  --json         one JSON object per line per test, then the summary object\n"
+                 "  --verbose      print every outcome, not only the unexpected ones\n\n"
+                 "Prints 'N passed, M failed'. Exit 0 when every outcome is as expected, 1 otherwise,\n"
+                 "2 on usage errors or a file that cannot be read (outside --expect-fail).\n");
 }
+
+std::string json_escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\u%04x", c);
+            o += b;
+            continue;
+        }
+        o += c;
+    }
+    return o;
+}
+
+const char* stage_name(interp::ConformanceOutcome::Stage s) {
+    using St = interp::ConformanceOutcome::Stage;
+    switch (s) {
+        case St::Read: return "read";
+        case St::Validate: return "validate";
+        case St::Execute: return "execute";
+        case St::Compare: return "compare";
+        case St::Done: return "done";
+    }
+    return "?";
+}
+
+}  // namespace
+
+int cmd_conformance(Args args) {
+    bool expect_fail = false, json = false, verbose = false;
+    std::vector<std::string> inputs;
+    for (const char* a : args) {
+        std::string s = a;
+        if (s == "--help" || s == "-h") {
+            help(stdout);
+            return 0;
+        }
+        if (s == "--expect-fail") expect_fail = true;
+        else if (s == "--json") json = true;
+        else if (s == "--verbose" || s == "-v") verbose = true;
+        else if (!s.empty() && s[0] == '-') {
+            std::fprintf(stderr, "patchfuzz conformance: unknown option '%s'\n", a);
+            help(stderr);
+            return 2;
+        } else inputs.push_back(s);
+    }
+    if (inputs.empty()) {
+        std::fprintf(stderr, "patchfuzz conformance: missing DIR\n");
+        help(stderr);
+        return 2;
+    }
+    std::vector<std::string> files;
+    for (const std::string& in : inputs) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(in, ec)) {
+            std::vector<std::string> found;
+            for (const auto& e : std::filesystem::directory_iterator(in, ec))
+                if (e.path().extension() == ".data") found.push_back(e.path().string());
+            if (ec) {
+                std::fprintf(stderr, "patchfuzz conformance: %s: %s\n", in.c_str(), ec.message().c_str());
+                return 2;
+            }
+            std::sort(found.begin(), found.end());
+            if (found.empty()) {
+                std::fprintf(stderr, "patchfuzz conformance: %s: no .data files\n", in.c_str());
+                return 2;
+            }
+            files.insert(files.end(), found.begin(), found.end());
+        } else if (std::filesystem::exists(in, ec)) {
+            files.push_back(in);
+        } else {
+            std::fprintf(stderr, "patchfuzz conformance: %s: no such file or directory\n", in.c_str());
+            return 2;
+        }
+    }
+    size_t passed = 0, failed = 0, unexpected = 0;
+    bool unreadable = false;
+    for (const std::string& f : files) {
+        interp::ConformanceOutcome o = interp::run_conformance_file(f);
+        if (o.unreadable && !expect_fail) {
+            std::fprintf(stderr, "patchfuzz conformance: %s\n", o.detail.c_str());
+            unreadable = true;
+        }
+        (o.passed ? passed : failed)++;
+        const bool as_expected = o.passed != expect_fail;
+        if (!as_expected) ++unexpected;
+        if (json) {
+            std::printf("{\"file\":\"%s\",\"passed\":%s,\"expected\":%s,\"stage\":\"%s\",\"detail\":\"%s\"}\n",
+                        json_escape(f).c_str(), o.passed ? "true" : "false", as_expected ? "true" : "false",
+                        stage_name(o.stage), json_escape(o.detail).c_str());
+        } else if (!as_expected || verbose) {
+            std::printf("%s %s%s%s\n", o.passed ? "PASS" : "FAIL", f.c_str(), o.detail.empty() ? "" : ": ",
+                        o.detail.empty() ? "" : o.detail.c_str());
+        }
+    }
+    if (json)
+        std::printf("{\"passed\":%zu,\"failed\":%zu,\"unexpected\":%zu,\"expect_fail\":%s}\n", passed, failed, unexpected,
+                    expect_fail ? "true" : "false");
+    std::printf("%zu passed, %zu failed\n", passed, failed);
+    if (unreadable) return 2;
+    return unexpected == 0 ? 0 : 1;
+}
+
 }  // namespace patchfuzz::cli

@@ -1,0 +1,77 @@
+#pragma once
+// The BPF interpreter: runs a Program (original with helper/kfunc calls executed by reference
+// models, or rewritten with the verifier's inline code) on one ExecInput under one ArchProfile.
+//
+// Semantics: RFC 9669 and the kernel interpreter (kernel/bpf/core.c ___bpf_prog_run), cpu v1-v4,
+// plus the kernel-internal encodings the rewrite passes emit (BPF_REG_AX, nospec, zext marker,
+// PROBE_MEM, the internal tail call, MOV64_PERCPU). Results are computed from the ISA definitions,
+// never by host division or host shifts, so every host gives the same bits (also tested on arm64
+// under qemu). Any fault or exhausted budget is a result with pc and reason, never a crash.
+//
+// Memory: typed regions (one 512-byte stack per frame, ctx, packet, map values, ...). A pointer
+// is kRegionBase + (region << 32) + offset in a 64-bit register, so code that truncates or
+// garbles a pointer's upper half faults on its next access instead of silently working.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bpf/arch/arch_profile.hpp"
+#include "bpf/interp/exec_input.hpp"
+#include "bpf/program/program.hpp"
+
+namespace patchfuzz::interp {
+
+class CostModel;  // bpf/interp/cost_model.hpp
+
+inline constexpr uint64_t kRegionBase = 0xffff888000000000ULL;  // region r at kRegionBase + (r << 32)
+inline constexpr uint64_t kCodeBase = 0xffffb00000000000ULL;  // code addresses (+ pc * 8)
+inline constexpr uint64_t kKsymBase = 0xffffc00000000000ULL;  // ld_imm64 BTF_ID: opaque, never dereferenced
+inline constexpr uint32_t kStackSize = 512;                   // MAX_BPF_STACK
+inline constexpr uint32_t kMaxFrames = 8;                     // MAX_CALL_FRAMES
+inline constexpr uint32_t kMaxTailCalls = 33;                 // MAX_TAIL_CALL_CNT
+// Fixed regions; map values follow.
+inline constexpr uint32_t kRegionCtx = kMaxFrames;
+inline constexpr uint32_t kRegionPacket = kMaxFrames + 1;
+inline constexpr uint32_t kRegionPcpu = kMaxFrames + 2;  // this CPU's pcpu_hot (cpu number, current task)
+inline constexpr uint32_t kFirstMapRegion = kMaxFrames + 3;
+// What R1-R5 hold after a helper or kfunc call (the verifier marks them unreadable; poisoning
+// makes code that still reads them diverge).
+inline constexpr uint64_t kCallPoison = 0xdeadbeefdeadbeefULL;
+
+struct TraceStep {
+    uint32_t pc = 0;
+    uint8_t frame = 0;
+    uint64_t dst_after = 0;  // value of the insn's dst register after it executed
+};
+
+struct ExecResult {
+    enum class Status { Ok, Fault, StepBudget, Unsupported } status = Status::Ok;
+    uint64_t r0 = 0;
+    uint32_t fault_pc = 0;
+    std::string reason;
+    uint64_t steps = 0;
+    std::vector<uint8_t> stack;                  // main frame's final stack (fp-512 .. fp-1)
+    std::vector<std::vector<MapEntry>> maps;     // final map contents, per Program::maps index, key order
+    std::vector<std::string> effects;            // helper/kfunc effects that a rewrite must keep
+    double cycles = 0;                           // cost model (when ExecOptions::cost is set)
+    std::vector<uint8_t> ctx;                    // final ctx bytes
+    std::vector<uint8_t> packet;                 // final packet bytes
+    std::vector<TraceStep> trace;                // last ExecOptions::trace_last steps, oldest first
+};
+
+std::string_view to_string(ExecResult::Status s);
+
+struct ExecOptions {
+    uint64_t step_budget = 0;       // 0: ExecInput::step_budget
+    uint32_t trace_last = 0;        // keep the last N executed steps in ExecResult::trace
+    CostModel* cost = nullptr;      // count cycles (bpf/interp/cost_model.hpp)
+    // bpf_conformance harness: helper 5 is the suite's own test helper (returns r1 + 0, ignored by
+    // the tests), and `callx` calls helpers by register.
+    bool conformance_helpers = false;
+    bool collect_maps = true;       // fill ExecResult::maps
+};
+
+// Runs `prog` from insn 0. Never throws, never aborts on program behaviour.
+ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts = {});
+
+}  // namespace patchfuzz::interp

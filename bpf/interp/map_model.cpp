@@ -1,0 +1,182 @@
+#include "bpf/interp/map_model.hpp"
+
+#include <linux/bpf.h>
+
+#include "bpf/isa/insn.hpp"
+
+namespace patchfuzz::interp {
+namespace {
+constexpr int64_t kEnoent = -2, kE2big = -7, kEexist = -17, kEinval = -22, kEperm = -1;
+constexpr uint32_t round8(uint32_t v) { return (v + 7) & ~7u; }
+// Arrays bigger than this are not modelled (an execution must stay cheap).
+constexpr uint64_t kMaxArrayBytes = 1u << 22;
+}  // namespace
+
+MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
+    switch (def.type) {
+        case BPF_MAP_TYPE_ARRAY: kind_ = Kind::Array; break;
+        case BPF_MAP_TYPE_PERCPU_ARRAY: kind_ = Kind::Array; percpu_ = true; break;
+        case BPF_MAP_TYPE_HASH: kind_ = Kind::Hash; break;
+        case BPF_MAP_TYPE_PERCPU_HASH: kind_ = Kind::Hash; percpu_ = true; break;
+        case BPF_MAP_TYPE_LRU_HASH: kind_ = Kind::Lru; break;
+        case BPF_MAP_TYPE_LRU_PERCPU_HASH: kind_ = Kind::Lru; percpu_ = true; break;
+        case BPF_MAP_TYPE_PROG_ARRAY: kind_ = Kind::ProgArray; break;
+        default: kind_ = def.type == isa::kMapTypeInsnArray ? Kind::InsnArray : Kind::Unsupported;
+    }
+    elem_size_ = kind_ == Kind::InsnArray ? 8 : round8(def.value_size);
+    uint64_t body = 0;
+    if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
+        if (def.key_size != 4) kind_ = Kind::Unsupported;
+        body = static_cast<uint64_t>(percpu_ ? 8 : elem_size_) * def.max_entries;
+        if (body > kMaxArrayBytes) {
+            kind_ = Kind::Unsupported;
+            body = 0;
+        }
+    }
+    obj_region_ = mem_.add(static_cast<uint32_t>(kArrayValueOffset + body), RegionKind::MapValue, true);
+    if (kind_ == Kind::Array && percpu_) {
+        uint8_t* pptrs = mem_.region(obj_region_).data + kArrayValueOffset;
+        for (uint32_t i = 0; i < def.max_entries; ++i) {
+            uint32_t r = mem_.add(elem_size_, RegionKind::MapValue);
+            percpu_values_.push_back(r);
+            store_le(pptrs + 8 * i, 8, kPercpuBase + (Memory::addr(r, 0) - kRegionBase));
+        }
+    }
+}
+
+uint64_t MapModel::hash_value(uint32_t reg) {
+    uint64_t slot = Memory::addr(reg, kHtabElemKeyOffset + round8(def_.key_size));
+    if (!percpu_) return slot;
+    return kRegionBase + (load_le(mem_.region(reg).data + kHtabElemKeyOffset + round8(def_.key_size), 8) - kPercpuBase);
+}
+
+uint64_t MapModel::lookup(const uint8_t* key) {
+    switch (kind_) {
+        case Kind::Array:
+        case Kind::InsnArray: {
+            uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
+            if (idx >= def_.max_entries) return 0;
+            if (percpu_) return Memory::addr(percpu_values_[idx], 0);
+            return Memory::addr(obj_region_, kArrayValueOffset + idx * elem_size_);
+        }
+        case Kind::Hash:
+        case Kind::Lru: {
+            auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
+            if (it == hash_.end()) return 0;
+            it->second.last_use = ++clock_;
+            return hash_value(it->second.region);
+        }
+        default:
+            return 0;
+    }
+}
+
+uint64_t MapModel::lookup_elem(const uint8_t* key) {
+    if (kind_ != Kind::Hash && kind_ != Kind::Lru) return 0;
+    auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
+    if (it == hash_.end()) return 0;
+    it->second.last_use = ++clock_;
+    return Memory::addr(it->second.region, 0);
+}
+
+int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flags) {
+    uint64_t f = flags & 0xff;
+    if (f > BPF_EXIST) return kEinval;
+    switch (kind_) {
+        case Kind::Array: {
+            // arraymap.c array_map_update_elem: every element exists, so NOEXIST fails.
+            uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
+            if (idx >= def_.max_entries) return kE2big;
+            if (f == BPF_NOEXIST) return kEexist;
+            uint8_t* dst = percpu_ ? mem_.region(percpu_values_[idx]).data
+                                   : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
+            std::memcpy(dst, value, def_.value_size);
+            return 0;
+        }
+        case Kind::Hash:
+        case Kind::Lru: {
+            std::vector<uint8_t> k(key, key + def_.key_size);
+            auto it = hash_.find(k);
+            if (it != hash_.end()) {
+                if (f == BPF_NOEXIST) return kEexist;
+                uint32_t r = 0, off = 0;
+                uint64_t v = hash_value(it->second.region);
+                if (mem_.region_of(v, r, off)) std::memcpy(mem_.region(r).data + off, value, def_.value_size);
+                it->second.last_use = ++clock_;
+                return 0;
+            }
+            if (f == BPF_EXIST) return kEnoent;
+            if (hash_.size() >= def_.max_entries) {
+                if (kind_ == Kind::Hash || hash_.empty()) return kE2big;
+                auto victim = hash_.begin();
+                for (auto i = hash_.begin(); i != hash_.end(); ++i)
+                    if (i->second.last_use < victim->second.last_use) victim = i;
+                hash_.erase(victim);
+            }
+            const uint32_t voff = kHtabElemKeyOffset + round8(def_.key_size);
+            uint32_t reg = mem_.add(voff + (percpu_ ? 8 : round8(def_.value_size)), RegionKind::MapValue);
+            std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
+            if (percpu_) {
+                uint32_t vr = mem_.add(round8(def_.value_size), RegionKind::MapValue);
+                std::memcpy(mem_.region(vr).data, value, def_.value_size);
+                store_le(mem_.region(reg).data + voff, 8, kPercpuBase + (Memory::addr(vr, 0) - kRegionBase));
+            } else {
+                std::memcpy(mem_.region(reg).data + voff, value, def_.value_size);
+            }
+            hash_.emplace(std::move(k), Elem{reg, ++clock_});
+            return 0;
+        }
+        default:
+            return kEperm;
+    }
+}
+
+int64_t MapModel::remove(const uint8_t* key) {
+    switch (kind_) {
+        case Kind::Array:
+            return kEinval;  // array_map_delete_elem
+        case Kind::Hash:
+        case Kind::Lru: {
+            auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
+            if (it == hash_.end()) return kEnoent;
+            hash_.erase(it);
+            return 0;
+        }
+        default:
+            return kEinval;
+    }
+}
+
+uint64_t MapModel::direct_value(uint32_t off) const {
+    if ((kind_ != Kind::Array && kind_ != Kind::InsnArray) || percpu_) return 0;
+    return Memory::addr(obj_region_, kArrayValueOffset + off);
+}
+
+std::vector<MapEntry> MapModel::entries() {
+    std::vector<MapEntry> out;
+    if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
+        uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
+        for (uint32_t i = 0; i < def_.max_entries; ++i) {
+            MapEntry e;
+            e.key = {static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i >> 16),
+                     static_cast<uint8_t>(i >> 24)};
+            const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
+                                       : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(i) * elem_size_;
+            e.value.assign(p, p + vs);
+            out.push_back(std::move(e));
+        }
+    } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
+        for (auto& [k, el] : hash_) {
+            uint32_t r = 0, off = 0;
+            MapEntry e{k, {}};
+            if (mem_.region_of(hash_value(el.region), r, off)) {
+                const uint8_t* p = mem_.region(r).data + off;
+                e.value.assign(p, p + def_.value_size);
+            }
+            out.push_back(std::move(e));
+        }
+    }
+    return out;
+}
+
+}  // namespace patchfuzz::interp

@@ -1,0 +1,73 @@
+#pragma once
+// Memory of one execution: a table of typed regions addressed by 64-bit pointer values
+// (kRegionBase + (region << 32) + offset, see interp.hpp). Storage is owned here and never moves
+// while the execution runs, so translated host pointers stay valid.
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string_view>
+#include <vector>
+
+#include "bpf/interp/interp.hpp"
+
+namespace patchfuzz::interp {
+
+enum class RegionKind : uint8_t { Stack, Ctx, Packet, MapValue, Dead };
+
+struct Region {
+    uint8_t* data = nullptr;
+    uint32_t size = 0;
+    bool writable = true;
+    RegionKind kind = RegionKind::Dead;
+};
+
+class Memory {
+public:
+    // Adds a zero-filled region of `size` bytes; returns its index.
+    uint32_t add(uint32_t size, RegionKind kind, bool writable = true) {
+        storage_.emplace_back(size, uint8_t{0});
+        regions_.push_back(Region{storage_.back().data(), size, writable, kind});
+        return static_cast<uint32_t>(regions_.size() - 1);
+    }
+    static constexpr uint64_t addr(uint32_t region, uint32_t off) {
+        return kRegionBase + (static_cast<uint64_t>(region) << 32) + off;
+    }
+    // Host pointer for [addr, addr+size), or nullptr when the access leaves every region.
+    uint8_t* translate(uint64_t a, uint32_t size, bool write) {
+        uint64_t d = a - kRegionBase;
+        uint64_t r = d >> 32;
+        if (r >= regions_.size()) return nullptr;
+        const Region& reg = regions_[r];
+        uint64_t off = static_cast<uint32_t>(d);
+        if (off + size > reg.size) return nullptr;
+        if (write && !reg.writable) return nullptr;
+        return reg.data + off;
+    }
+    Region& region(uint32_t r) { return regions_[r]; }
+    [[nodiscard]] uint32_t count() const { return static_cast<uint32_t>(regions_.size()); }
+    // Region index of a pointer value when it points into (or one past) a known region.
+    [[nodiscard]] bool region_of(uint64_t a, uint32_t& r, uint32_t& off) const {
+        uint64_t d = a - kRegionBase;
+        if ((d >> 32) >= regions_.size()) return false;
+        r = static_cast<uint32_t>(d >> 32);
+        off = static_cast<uint32_t>(d);
+        return true;
+    }
+
+private:
+    std::deque<std::vector<uint8_t>> storage_;
+    std::vector<Region> regions_;
+};
+
+// Little-endian loads/stores independent of the host's byte order: BPF targets we model (x86-64,
+// arm64) are little-endian.
+inline uint64_t load_le(const uint8_t* p, uint32_t size) {
+    uint64_t v = 0;
+    for (uint32_t i = 0; i < size; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return v;
+}
+inline void store_le(uint8_t* p, uint32_t size, uint64_t v) {
+    for (uint32_t i = 0; i < size; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace patchfuzz::interp

@@ -1,0 +1,209 @@
+#include "oracles/exec/exec_diff.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "bpf/asm/disassemble.hpp"
+#include "bpf/patch/patch.hpp"
+
+namespace patchfuzz::oracles::exec {
+namespace {
+
+std::string hex(uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+}
+
+std::string bytes_hex(const std::vector<uint8_t>& b, size_t from, size_t n) {
+    std::string s;
+    char t[4];
+    for (size_t i = from; i < from + n && i < b.size(); ++i) {
+        std::snprintf(t, sizeof t, "%02x", b[i]);
+        s += t;
+    }
+    return s;
+}
+
+std::optional<Divergence> compare_bytes(const char* what, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t from,
+                                        int64_t base_label) {
+    if (a.size() != b.size()) return Divergence{"state-bytes-mismatch", std::string(what) + " sizes differ"};
+    for (size_t i = from; i < a.size(); ++i)
+        if (a[i] != b[i]) {
+            size_t s = i & ~size_t{7};
+            return Divergence{"state-bytes-mismatch", std::string(what) + " byte " + std::to_string(base_label + static_cast<int64_t>(i)) +
+                                                          ": reference " + bytes_hex(a, s, 8) + ", rewritten " + bytes_hex(b, s, 8) +
+                                                          " (8 bytes from " + std::to_string(base_label + static_cast<int64_t>(s)) + ")"};
+        }
+    return std::nullopt;
+}
+
+std::string trace_text(const Program& p, const interp::ExecResult& r, uint32_t n) {
+    std::ostringstream o;
+    size_t from = r.trace.size() > n ? r.trace.size() - n : 0;
+    for (size_t k = from; k < r.trace.size(); ++k) {
+        const auto& t = r.trace[k];
+        o << "    " << (t.frame ? "[" + std::to_string(t.frame) + "] " : "") << t.pc << ": "
+          << (t.pc < p.insns.size() ? assembly::disasm_insn(p.insns, t.pc) : std::string("?")) << "    ; dst = " << hex(t.dst_after)
+          << "\n";
+    }
+    return o.str();
+}
+
+std::string input_text(const interp::ExecInput& in) {
+    std::ostringstream o;
+    o << "ctx[0..16) = " << bytes_hex(in.ctx, 0, 16) << "; regs =";
+    for (size_t r = 0; r < in.regs.size(); ++r) o << " r" << r << "=" << hex(in.regs[r]);
+    o << "; cpu " << in.cpu;
+    return o.str();
+}
+
+}  // namespace
+
+uint32_t main_stack_depth(const Program& prog) {
+    if (!prog.subprogs.empty() && prog.subprogs[0].stack_depth) return prog.subprogs[0].stack_depth;
+    const uint32_t end = prog.subprogs.size() > 1 ? prog.subprogs[1].start : prog.len();
+    int64_t deepest = 0;
+    bool fp_copy[11] = {};
+    int64_t fp_off[11] = {};
+    for (uint32_t pc = 0; pc < end && pc < prog.len(); ++pc) {
+        const isa::Insn& i = prog.insns[pc];
+        const uint8_t c = isa::cls(i);
+        if (c == BPF_LDX && i.src_reg == BPF_REG_10) deepest = std::min<int64_t>(deepest, i.off);
+        if ((c == BPF_ST || c == BPF_STX) && i.dst_reg == BPF_REG_10) deepest = std::min<int64_t>(deepest, i.off);
+        if (i.dst_reg <= 10 && (c == BPF_ALU64 || c == BPF_ALU)) {
+            if (i.code == (BPF_ALU64 | BPF_MOV | BPF_X) && i.src_reg == BPF_REG_10) {
+                fp_copy[i.dst_reg] = true;
+                fp_off[i.dst_reg] = 0;
+            } else if (i.code == (BPF_ALU64 | BPF_ADD | BPF_K) && fp_copy[i.dst_reg]) {
+                fp_off[i.dst_reg] += i.imm;
+                deepest = std::min(deepest, fp_off[i.dst_reg]);
+            } else {
+                fp_copy[i.dst_reg] = false;
+            }
+        }
+        if (c == BPF_LDX && i.dst_reg <= 10) fp_copy[i.dst_reg] = false;
+    }
+    int64_t d = -deepest;
+    d = (d + 7) & ~int64_t{7};
+    return static_cast<uint32_t>(std::min<int64_t>(d, interp::kStackSize));
+}
+
+std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth,
+                                       bool r0_full) {
+    using S = interp::ExecResult::Status;
+    if (ref.status != cand.status)
+        return Divergence{"status-mismatch", "reference " + std::string(interp::to_string(ref.status)) +
+                                                 (ref.status == S::Ok ? "" : " (" + ref.reason + ")") + ", rewritten " +
+                                                 std::string(interp::to_string(cand.status)) +
+                                                 (cand.status == S::Ok ? "" : " at pc " + std::to_string(cand.fault_pc) + " (" + cand.reason + ")")};
+    const uint64_t m = r0_full ? ~0ULL : 0xffffffffULL;
+    if ((ref.r0 & m) != (cand.r0 & m))
+        return Divergence{"r0-mismatch", "r0: reference " + hex(ref.r0) + ", rewritten " + hex(cand.r0) + (r0_full ? "" : " (low 32 bits compared)")};
+    const size_t from = interp::kStackSize - std::min<size_t>(stack_depth, interp::kStackSize);
+    // Stack offsets are reported fp-relative (negative).
+    if (auto d = compare_bytes("stack", ref.stack, cand.stack, from, -static_cast<int64_t>(interp::kStackSize))) return d;
+    if (auto d = compare_bytes("ctx", ref.ctx, cand.ctx, 0, 0)) return d;
+    if (auto d = compare_bytes("packet", ref.packet, cand.packet, 0, 0)) return d;
+    if (ref.maps.size() != cand.maps.size()) return Divergence{"map-mismatch", "different number of maps"};
+    for (size_t i = 0; i < ref.maps.size(); ++i)
+        if (ref.maps[i] != cand.maps[i])
+            return Divergence{"map-mismatch", "map " + std::to_string(i) + ": contents differ (" + std::to_string(ref.maps[i].size()) +
+                                                  " vs " + std::to_string(cand.maps[i].size()) + " entries)"};
+    if (ref.effects != cand.effects) {
+        size_t k = 0;
+        while (k < ref.effects.size() && k < cand.effects.size() && ref.effects[k] == cand.effects[k]) ++k;
+        return Divergence{"effects-mismatch", "effect #" + std::to_string(k) + ": reference '" +
+                                                  (k < ref.effects.size() ? ref.effects[k] : std::string("<none>")) + "', rewritten '" +
+                                                  (k < cand.effects.size() ? cand.effects[k] : std::string("<none>")) + "'"};
+    }
+    return std::nullopt;
+}
+
+Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStats* stats) {
+    ExecDiffStats local;
+    ExecDiffStats& st = stats ? *stats : local;
+    std::vector<ArchProfile> archs = opts.archs;
+    if (archs.empty()) archs = {arch_x86_64(), arch_arm64(), arch_jit32()};
+    std::vector<std::string> patchers = opts.patchers;
+    if (patchers.empty())
+        for (auto n : patch::patcher_names()) patchers.emplace_back(n);
+    const uint32_t depth = main_stack_depth(prog);
+
+    struct Variant {
+        std::string patcher;
+        Program prog;
+    };
+    struct PerArch {
+        ArchProfile arch;
+        Program ref;
+        std::vector<Variant> cands;
+    };
+    std::vector<PerArch> setups;
+    for (const ArchProfile& a : archs) {
+        PerArch pa{a, prog, {}};
+        passes::RewriteOptions ro = opts.rewrite;
+        ro.arch = a;
+        if (a.needs_zext) {
+            // The reference as this JIT runs it: explicit zexts, nothing inlined.
+            passes::RewriteOptions zo = ro;
+            zo.only = {"zext"};
+            auto p = patch::make_patcher(patchers.front());
+            passes::PipelineResult pr = passes::run_pipeline(pa.ref, *p, zo);
+            if (!pr.outcome.ok()) return Verdict::skip("exec", "zext-only rewrite failed on " + std::string(a.name) + ": " + pr.outcome.log);
+        }
+        for (const std::string& pn : patchers) {
+            auto p = patch::make_patcher(pn);
+            if (!p) return Verdict::skip("exec", "unknown patcher '" + pn + "'");
+            Variant v{pn, prog};
+            passes::PipelineResult pr = passes::run_pipeline(v.prog, *p, ro);
+            if (!pr.outcome.ok())
+                return Verdict::skip("exec", "rewrite failed with " + pn + " on " + std::string(a.name) + " (pass " + pr.failed_pass +
+                                                 "): " + pr.outcome.log);
+            pa.cands.push_back(std::move(v));
+        }
+        setups.push_back(std::move(pa));
+    }
+
+    Rng rng(opts.seed);
+    interp::ExecOptions eo;
+    const uint32_t total = static_cast<uint32_t>(opts.given.size()) + opts.inputs;
+    for (uint32_t k = 0; k < total; ++k) {
+        interp::ExecInput in = k < opts.given.size() ? opts.given[k] : generate_input(prog, rng, opts.input_gen);
+        ++st.inputs_run;
+        for (const PerArch& pa : setups) {
+            interp::ExecResult ref = interp::execute(pa.ref, in, pa.arch, eo);
+            ++st.executions;
+            if (ref.status != interp::ExecResult::Status::Ok) {
+                ++st.skipped_inputs;
+                continue;
+            }
+            for (const Variant& v : pa.cands) {
+                interp::ExecResult cand = interp::execute(v.prog, in, pa.arch, eo);
+                ++st.executions;
+                auto d = compare_runs(ref, cand, depth, opts.r0_full);
+                if (!d) continue;
+                // Re-run both with traces for the report.
+                interp::ExecOptions to;
+                to.trace_last = opts.trace_context;
+                interp::ExecResult rt = interp::execute(pa.ref, in, pa.arch, to);
+                interp::ExecResult ct = interp::execute(v.prog, in, pa.arch, to);
+                std::ostringstream cex;
+                cex << "seed " << opts.seed << ", input #" << k << (k < opts.given.size() ? " (given)" : " (generated)") << ", arch "
+                    << pa.arch.name << ", patcher " << v.patcher << "\n  input: " << input_text(in) << "\n  " << d->detail
+                    << "\n  reference trace (last " << rt.trace.size() << " steps):\n"
+                    << trace_text(pa.ref, rt, opts.trace_context) << "  rewritten trace (last " << ct.trace.size() << " steps):\n"
+                    << trace_text(v.prog, ct, opts.trace_context);
+                Verdict vd = Verdict::fail("exec", d->kind, d->kind + " on " + std::string(pa.arch.name) + " with " + v.patcher, cex.str());
+                vd.arch = std::string(pa.arch.name);
+                return vd;
+            }
+        }
+    }
+    if (st.skipped_inputs == st.inputs_run * setups.size() && st.inputs_run > 0)
+        return Verdict::unknown("exec", "the reference faulted or ran out of steps on every input");
+    return Verdict::pass_("exec", std::to_string(st.inputs_run) + " inputs x " + std::to_string(setups.size()) + " profiles x " +
+                                      std::to_string(patchers.size()) + " patchers agree");
+}
+
+}  // namespace patchfuzz::oracles::exec

@@ -1,0 +1,59 @@
+#pragma once
+// Execution differential oracle (issue 6): runs the original program and every patcher's rewritten
+// program under each arch profile on generated inputs, and compares what they do: r0 (low 32 bits
+// by default: program return values are ints), the bytes of the main frame's stack that the
+// original program owns (its stack depth), ctx and packet bytes, map contents, and the sequence of
+// helper/kfunc effects. The first divergence becomes a Fail verdict with both traces around it.
+//
+// The reference under a profile is the original program as that JIT would run it: unchanged on
+// 64-bit JITs, and with only the zext pass applied where the JIT needs explicit zero extension
+// (jit32), so that a divergence is caused by the rewrite, not by the missing zexts.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpf/arch/arch_profile.hpp"
+#include "bpf/interp/interp.hpp"
+#include "bpf/passes/pass.hpp"
+#include "bpf/program/program.hpp"
+#include "oracles/exec/input_gen.hpp"
+#include "oracles/verdict.hpp"
+
+namespace patchfuzz::oracles::exec {
+
+struct ExecDiffOptions {
+    std::vector<ArchProfile> archs;          // empty: x86_64, arm64, jit32
+    std::vector<std::string> patchers;       // empty: every patch::patcher_names()
+    passes::RewriteOptions rewrite;          // `arch` is replaced by each profile
+    uint32_t inputs = 16;                    // generated inputs per case (after `given`)
+    uint64_t seed = 1;
+    InputGenOptions input_gen;
+    std::vector<interp::ExecInput> given;    // run first (e.g. a .case's own inputs)
+    bool r0_full = false;                    // compare all 64 bits of r0
+    uint32_t trace_context = 12;             // steps of each trace shown around a divergence
+};
+
+struct ExecDiffStats {
+    uint64_t executions = 0;
+    uint32_t inputs_run = 0;
+    uint32_t skipped_inputs = 0;  // the reference itself faulted or ran out of steps
+};
+
+Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStats* stats = nullptr);
+
+// First difference between a reference and a candidate run: {divergence class, description}.
+// `stack_depth`: how many bytes below fp the original program owns (compared); deeper bytes are
+// the rewrite's own (spill slots, may_goto counters).
+struct Divergence {
+    std::string kind;    // "status-mismatch", "r0-mismatch", "state-bytes-mismatch", "map-mismatch", "effects-mismatch"
+    std::string detail;
+};
+std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth,
+                                       bool r0_full);
+
+// Stack bytes the program addresses below fp: subprogs[0].stack_depth when set, else the deepest
+// fp-relative offset the main subprog uses directly or through `rX = r10; rX += K` (rounded to 8).
+uint32_t main_stack_depth(const Program& prog);
+
+}  // namespace patchfuzz::oracles::exec

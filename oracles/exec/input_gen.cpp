@@ -1,0 +1,87 @@
+#include "oracles/exec/input_gen.hpp"
+
+#include <linux/bpf.h>
+
+#include <climits>
+
+#include <algorithm>
+
+#include "bpf/interp/interp.hpp"
+#include "bpf/isa/insn.hpp"
+
+namespace patchfuzz::oracles::exec {
+namespace {
+constexpr int32_t kL = isa::kMaxLoops;
+
+void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) b[at + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+uint64_t garbage_upper(Rng& rng, uint32_t low) {
+    switch (rng.range(0, 5)) {
+        case 0: return low;                                          // zero upper half
+        case 1: return 0xffffffff00000000ULL | low;                  // all-ones
+        case 2: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(low)));  // sign extension
+        case 3: return (static_cast<uint64_t>(~static_cast<uint32_t>(static_cast<int32_t>(low) >> 31)) << 32) | low;  // anti-sign
+        case 4: return (1ULL << 32) | low;                           // bit 32 set (B8)
+        default: return (rng.next() & 0xffffffff00000000ULL) | low;
+    }
+}
+}  // namespace
+
+int32_t edge_int(Rng& rng) {
+    static const int32_t kEdges[] = {INT_MIN, INT_MIN + 1, INT_MIN + 2, INT_MIN + kL - 1, INT_MIN + kL, INT_MIN + kL + 1,
+                                     -kL - 1, -kL, -kL + 1, -5, -3, -2, -1, 0, 1, 2, 3, 5, kL - 1, kL, kL + 1,
+                                     INT_MAX - kL - 1, INT_MAX - kL, INT_MAX - kL + 1, INT_MAX - 3, INT_MAX - 2, INT_MAX - 1, INT_MAX};
+    return kEdges[rng.range(0, sizeof kEdges / sizeof kEdges[0] - 1)];
+}
+
+interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts) {
+    interp::ExecInput in;
+    in.ctx.resize(opts.ctx_size);
+    for (auto& b : in.ctx) b = static_cast<uint8_t>(rng.next());
+    if (opts.ctx_size >= 8) {
+        // (start, end) at ctx+0 / ctx+4: short ranges around an edge, an edge pair, a far pair.
+        int32_t s = edge_int(rng), e = 0;
+        switch (rng.range(0, 4)) {
+            case 0: e = static_cast<int32_t>(static_cast<uint32_t>(s) + static_cast<uint32_t>(rng.range(0, 8))); break;
+            case 1: e = edge_int(rng); break;
+            case 2: e = static_cast<int32_t>(static_cast<uint32_t>(s) + static_cast<uint32_t>(kL) + static_cast<uint32_t>(rng.range(0, 6)) - 3u); break;
+            case 3: s = static_cast<int32_t>(rng.range(0, 20)) - 10; e = static_cast<int32_t>(rng.range(0, 20)) - 10; break;
+            default: e = static_cast<int32_t>(rng.next());
+        }
+        put32(in.ctx, 0, static_cast<uint32_t>(s));
+        put32(in.ctx, 4, static_cast<uint32_t>(e));
+    }
+    in.packet.resize(opts.packet_size);
+    for (auto& b : in.packet) b = static_cast<uint8_t>(rng.next());
+    for (size_t r = 0; r < in.regs.size(); ++r) in.regs[r] = garbage_upper(rng, static_cast<uint32_t>(rng.next()));
+    in.stack.resize(interp::kStackSize);
+    if (rng.chance(1, 4)) {
+        for (auto& b : in.stack) b = 0;
+    } else {
+        for (auto& b : in.stack) b = static_cast<uint8_t>(rng.next());
+    }
+    in.maps.resize(prog.maps.size());
+    for (size_t m = 0; m < prog.maps.size(); ++m) {
+        const MapDef& d = prog.maps[m];
+        const bool array = d.type == BPF_MAP_TYPE_ARRAY || d.type == BPF_MAP_TYPE_PERCPU_ARRAY;
+        const uint32_t n = array ? std::min<uint32_t>(d.max_entries, 64) : static_cast<uint32_t>(rng.range(0, std::min(opts.max_map_entries, d.max_entries)));
+        for (uint32_t k = 0; k < n; ++k) {
+            interp::MapEntry e;
+            e.key.resize(d.key_size);
+            // Small keys so that program-side lookups hit.
+            uint32_t kv = array ? k : static_cast<uint32_t>(rng.range(0, 7));
+            for (size_t i = 0; i < e.key.size(); ++i) e.key[i] = i < 4 ? static_cast<uint8_t>(kv >> (8 * i)) : 0;
+            e.value.resize(d.value_size);
+            for (auto& b : e.value) b = static_cast<uint8_t>(rng.next());
+            in.maps[m].push_back(std::move(e));
+        }
+    }
+    in.cpu = static_cast<uint32_t>(rng.range(0, 3));
+    in.prandom_seed = rng.next();
+    in.step_budget = opts.step_budget;
+    return in;
+}
+
+}  // namespace patchfuzz::oracles::exec

@@ -1,0 +1,26 @@
+#pragma once
+// Seeded generator of execution inputs for the execution differential (until gen/ provides its
+// own): ctx bytes whose first 8 bytes are often an edge (start, end) pair of the numeric iterator
+// (iterators-isa-arch.md §1.7, §2.3 grid, §2.4 triggers), registers with garbage upper halves
+// (all-ones, zero, sign-extension-breaking, random), stale stack bytes, map contents, CPU id.
+#include <cstdint>
+
+#include "bpf/interp/exec_input.hpp"
+#include "bpf/program/program.hpp"
+#include "bpf/util/rng.hpp"
+
+namespace patchfuzz::oracles::exec {
+
+struct InputGenOptions {
+    uint32_t ctx_size = 64;
+    uint32_t packet_size = 64;
+    uint32_t max_map_entries = 8;   // per hash map
+    uint64_t step_budget = 1u << 20;
+};
+
+interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts = {});
+
+// One edge value of a signed 32-bit iterator bound (the §2.3 grid); `rng` picks.
+int32_t edge_int(Rng& rng);
+
+}  // namespace patchfuzz::oracles::exec
