@@ -106,3 +106,13 @@ pf_rewrite_exit2(cli_rewrite_exit2_missing ${PF_RW}/nope.case)
 pf_rewrite_exit2(cli_rewrite_exit2_obj ${PF_RW}/odd.o)
 pf_rewrite_exit2(cli_rewrite_exit2_option ${PF_RW}/divmod.s --frobnicate)
 pf_rewrite_exit2(cli_rewrite_exit2_noinput)
+
+# --kernel-profile (issue 9): 6.12 emits `w0 = ...` for the processor-id inline and the untimed
+# may_goto; 6.1 rejects may_goto (exit 1, the pass failure is printed); a bad profile is exit 2.
+file(WRITE ${PF_RW}/profile.s "call bpf_get_smp_processor_id#8\nmay_goto pc+0\nexit\n")
+add_test(NAME cli_rewrite_profile_612 COMMAND $<TARGET_FILE:patchfuzz> rewrite ${PF_RW}/profile.s --passes misc_fixups --kernel-profile 6.12)
+set_tests_properties(cli_rewrite_profile_612 PROPERTIES PASS_REGULAR_EXPRESSION "w0 = [0-9]+.*r11 = \\*\\(u64 \\*\\)\\(r10 -8\\)")
+add_test(NAME cli_rewrite_profile_next COMMAND $<TARGET_FILE:patchfuzz> rewrite ${PF_RW}/profile.s --passes misc_fixups --kernel-profile bpf-next)
+set_tests_properties(cli_rewrite_profile_next PROPERTIES PASS_REGULAR_EXPRESSION "r0 = [0-9]+.*r11 = \\*\\(u64 \\*\\)\\(r10 -16\\)")
+add_test(NAME cli_rewrite_profile_61 COMMAND sh -c "\"$0\" \"$@\"; test $? -eq 1" $<TARGET_FILE:patchfuzz> rewrite ${PF_RW}/profile.s --passes misc_fixups --kernel-profile 6.1)
+pf_rewrite_exit2(cli_rewrite_exit2_profile ${PF_RW}/profile.s --kernel-profile 5.15)

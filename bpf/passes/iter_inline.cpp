@@ -85,6 +85,9 @@ public:
 
     PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
         if (opts.iter_inline == IterInline::Off) return {};
+        // The inlining series is bpf-next only: 6.12 keeps bpf_iter_num_{new,next,destroy} as kfunc
+        // calls (measured on 6.12.117, kernel-vm notes §4); 6.1 has no inline either.
+        if (opts.kernel != KernelProfile::BpfNext) return {};
         patch::PatchBatch batch;
         for (uint32_t i = 0; i < prog.len(); ++i) {
             const Insn& in = prog.insns[i];

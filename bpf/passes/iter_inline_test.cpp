@@ -302,5 +302,18 @@ TEST(IterInlinePass, OffLeavesTheCalls) {
     EXPECT_TRUE(same_insns(p.insns, before));
 }
 
+// 6.12 keeps the three kfunc calls (measured under qemu, kernel-vm notes §4): the inline is
+// bpf-next only, whatever --iter-inline says.
+TEST(IterInlinePass, OnlyBpfNextInlines) {
+    for (auto k : {KernelProfile::K6_12, KernelProfile::K6_1}) {
+        Program p = bpf_for_program();
+        const auto before = p.insns;
+        auto o = opts_for(arch_x86_64(), {"iter_inline"});
+        o.kernel = k;
+        ASSERT_TRUE(run(p, o).outcome.ok());
+        EXPECT_TRUE(same_insns(p.insns, before));
+    }
+}
+
 }  // namespace
 }  // namespace patchfuzz::passes::testing

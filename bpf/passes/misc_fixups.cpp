@@ -5,7 +5,10 @@
 // inlining), q (jiffies64), r/s (x86-64 helper inlines). Rows f, g, i, n, o, t-y are not modelled
 // (their triggers never appear in our programs: no LD_ABS, no Spectre masking state, no tracing
 // helpers); row z is an in-place imm change we do not model (helper ids stay).
+// RewriteOptions::kernel selects where bpf-next, 6.12 and 6.1 differ (profile_arch, rows h, r, s and
+// the cpu v4 / may_goto rejections of 6.1; measured under qemu, harness/kernel/README.md).
 #include <cerrno>
+#include <string>
 
 #include "bpf/passes/div_mod_guard.hpp"
 #include "bpf/passes/internal_calls.hpp"
@@ -51,6 +54,21 @@ std::vector<Insn> may_goto_expansion(const Insn& insn, uint32_t depth, bool time
             stx(BPF_DW, BPF_REG_10, kRegAx, static_cast<int16_t>(slot))};
 }
 
+// The JIT capabilities as the profile's kernel has them: the internal per-CPU address mov
+// (BPF_MOV64_PERCPU_REG, kernel-patches/bpf PR 6709 "Bpf percpu insn", April 2024) is missing from
+// 6.1, so its per-CPU array/hash lookup inlines (-EOPNOTSUPP there) and the helper inlines are too.
+ArchProfile profile_arch(const RewriteOptions& opts) {
+    ArchProfile a = opts.arch;
+    if (opts.kernel == KernelProfile::K6_1) {
+        a.supports_percpu_insn = false;
+        a.verifier_inlines_helpers = false;
+    }
+    // Row h' (timed may_goto, bpf_jit_supports_timed_may_goto()) arrived after 6.12: 6.12 on x86-64
+    // takes the untimed 8-byte counter path (measured on 6.12.117, harness/kernel/README.md).
+    if (opts.kernel != KernelProfile::BpfNext) a.timed_may_goto = false;
+    return a;
+}
+
 bool is_map_helper(int32_t id) {
     switch (id) {
         case BPF_FUNC_map_lookup_elem:
@@ -73,7 +91,7 @@ public:
     std::string_view name() const override { return "misc_fixups"; }
 
     PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
-        const ArchProfile& arch = opts.arch;
+        const ArchProfile arch = profile_arch(opts);
         const uint32_t n = prog.len();
         const uint32_t nsub = prog.subprog_cnt();
         bool no_user_conv = false;
@@ -101,6 +119,10 @@ public:
                     insn.code = static_cast<uint8_t>(BPF_ALU | op(insn) | src_bit(insn));
                 // c, d: div/mod
                 if (is_alu_class(insn) && (op(insn) == BPF_DIV || op(insn) == BPF_MOD)) {
+                    // cpu v4 sdiv/smod (off 1) postdate 6.1: it rejects them with a clean verifier
+                    // log (kernel-vm notes §1, progs-extra/sdiv_v4, measured).
+                    if (insn.off == 1 && opts.kernel == KernelProfile::K6_1)
+                        return fail(-EINVAL, "insn " + std::to_string(i) + ": sdiv/smod needs cpu v4 (not in 6.1)");
                     auto g = emit_div_mod_guard(insn);
                     if (!g.empty()) replace(i, std::move(g));
                     break;
@@ -113,6 +135,9 @@ public:
                 }
                 // h, h': may_goto
                 if (is_may_goto(insn)) {
+                    // may_goto postdates 6.1: it rejects the opcode (kernel-vm notes §1, measured).
+                    if (opts.kernel == KernelProfile::K6_1)
+                        return fail(-EINVAL, "insn " + std::to_string(i) + ": may_goto is unknown to 6.1");
                     const bool timed = arch.timed_may_goto;
                     extra[cur] = timed ? 16 : 8;
                     replace(i, may_goto_expansion(insn, depth, timed));
@@ -151,12 +176,19 @@ public:
                     break;
                 }
                 // r, s: x86-64 verifier-side helper inlines (SMP kernel)
+                // 6.1 has neither row (no per-CPU insn there, profile_arch; 6.1 keeps the helper call, kernel-vm
+                // notes §4). Row r came with `w0 = &cpu_number` (BPF_MOV32_IMM, measured on
+                // 6.12.117); a 2025 verifier.c change made it BPF_MOV64_IMM (bpf-next). Row s (current
+                // task) is a 2025 addition: bpf-next only.
                 if (arch.verifier_inlines_helpers && arch.jit_requested && arch.supports_percpu_insn) {
                     if (insn.imm == BPF_FUNC_get_smp_processor_id) {
-                        replace(i, {mov64_imm(BPF_REG_0, kPcpuCpuNumber), percpu(BPF_REG_0), ldx(BPF_W, BPF_REG_0, BPF_REG_0, 0)});
+                        const Insn set = opts.kernel == KernelProfile::K6_12 ? mov32_imm(BPF_REG_0, kPcpuCpuNumber)
+                                                                              : mov64_imm(BPF_REG_0, kPcpuCpuNumber);
+                        replace(i, {set, percpu(BPF_REG_0), ldx(BPF_W, BPF_REG_0, BPF_REG_0, 0)});
                         break;
                     }
-                    if (insn.imm == BPF_FUNC_get_current_task || insn.imm == BPF_FUNC_get_current_task_btf) {
+                    if ((insn.imm == BPF_FUNC_get_current_task || insn.imm == BPF_FUNC_get_current_task_btf) &&
+                        opts.kernel == KernelProfile::BpfNext) {
                         replace(i, {mov64_imm(BPF_REG_0, kPcpuCurrentTask), percpu(BPF_REG_0), ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0)});
                         break;
                     }
@@ -174,7 +206,7 @@ public:
             prog.subprogs[s].stack_depth += extra[s];
             prog.subprogs[s].stack_extra = extra[s];
         }
-        return may_goto_prologues(prog, patcher, arch);
+        return may_goto_prologues(prog, patcher, arch.timed_may_goto);
     }
 
 private:
@@ -207,14 +239,14 @@ private:
 
     // §5.3.1: for each subprog that got a may_goto counter, insert-before its first insn the counter
     // initialisation; the patcher then redirects plain jumps past it (adjust_jmp_off).
-    static PatchOutcome may_goto_prologues(Program& prog, patch::Patcher& patcher, const ArchProfile& arch) {
+    static PatchOutcome may_goto_prologues(Program& prog, patch::Patcher& patcher, bool timed) {
         patch::PatchBatch b;
         for (uint32_t s = 0; s < prog.subprog_cnt(); ++s) {
             const SubprogInfo& sp = prog.subprogs[s];
             if (sp.stack_extra == 0) continue;
             const auto off = static_cast<int16_t>(-static_cast<int32_t>(sp.stack_depth));
             std::vector<Insn> pro;
-            if (arch.timed_may_goto) {
+            if (timed) {
                 pro = {st(BPF_DW, BPF_REG_10, off, kMaxTimedLoops), st(BPF_DW, BPF_REG_10, static_cast<int16_t>(off + 8), 0)};
             } else {
                 pro = {st(BPF_DW, BPF_REG_10, off, kMaxLoops)};

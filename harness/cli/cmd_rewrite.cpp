@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -28,7 +29,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
     "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--unprivileged]\n"
-    "                          [--rnd-hi32 SEED] [--json]\n"
+    "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|bpf-next] [--json]\n"
     "\n"
     "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
     "rewritten program in kernel syntax (bpftool prog dump xlated style).\n"
@@ -48,6 +49,9 @@ constexpr const char* kUsage =
     "                    v3 (bug class B2), off\n"
     "  --unprivileged    unprivileged load: sanitize dead code, bounds-checked tail calls\n"
     "  --rnd-hi32 SEED   BPF_F_TEST_RND_HI32 with this seed for the random upper halves\n"
+    "  --kernel-profile K  whose rewrite rules where kernels differ: bpf-next (default), 6.12\n"
+    "                    (untimed may_goto, `w0 = &cpu_number`, no current-task inline) or 6.1\n"
+    "                    (no may_goto or sdiv/smod: rejected; no per-CPU helper inlines)\n"
     "  --json            print every side table as JSON instead of the listing\n"
     "\n"
     "exit: 0 rewritten, 1 a pass failed (the verifier would reject: error and log printed),\n"
@@ -217,6 +221,7 @@ int cmd_rewrite(Args args) {
     std::string passes_list, iter = "v4";
     bool json = false, unpriv = false, have_rnd = false;
     bool arch_given = false, iter_given = false;
+    std::optional<passes::KernelProfile> kernel_profile;
     uint64_t rnd_seed = 0;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
@@ -243,6 +248,13 @@ int cmd_rewrite(Args args) {
         } else if (a == "--iter-inline") {
             if (!value(iter)) return usage_error("--iter-inline needs a value (v1, v3, v4 or off)");
             iter_given = true;
+        } else if (a == "--kernel-profile") {
+            std::string k;
+            if (!value(k)) return usage_error("--kernel-profile needs a value (6.1, 6.12 or bpf-next)");
+            if (k == "6.1") kernel_profile = passes::KernelProfile::K6_1;
+            else if (k == "6.12") kernel_profile = passes::KernelProfile::K6_12;
+            else if (k == "bpf-next") kernel_profile = passes::KernelProfile::BpfNext;
+            else return usage_error("--kernel-profile: unknown profile '" + k + "' (6.1, 6.12 or bpf-next)");
         } else if (a == "--rnd-hi32") {
             std::string s;
             if (!value(s)) return usage_error("--rnd-hi32 needs a seed");
@@ -315,7 +327,7 @@ int cmd_rewrite(Args args) {
             have_rnd = true;
             rnd_seed = co.rnd_hi32_seed;
         }
-        opts.kernel = co.kernel;
+        if (!kernel_profile) opts.kernel = co.kernel;
         if (opts.only.empty()) opts.only = co.only;
         jobs.push_back({std::move(c->program), ""});
     } else if (ends_with(path, ".o")) {
@@ -348,6 +360,7 @@ int cmd_rewrite(Args args) {
         jobs.push_back({std::move(p), ""});
     }
     opts.arch = *arch;
+    if (kernel_profile) opts.kernel = *kernel_profile;
     opts.privileged = !unpriv;
     opts.test_rnd_hi32 = have_rnd;
     opts.rnd_hi32_seed = rnd_seed;

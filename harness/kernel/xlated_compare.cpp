@@ -48,9 +48,11 @@ MaskFacts mask_facts(const std::map<std::string, int64_t>& g) {
 CompareResult compare_xlated(const std::vector<isa::Insn>& kernel, const Program& model,
                              const std::vector<uint32_t>& map_ids, const MaskFacts& facts) {
     CompareResult res;
-    // N1: the model in jit_subprogs() encoding.
+    // N1: the model in jit_subprogs() encoding. jit_subprogs() returns early for a program with
+    // one subprogram (e.g. after dead-code removal of a never-visited bpf_loop callback): its pseudo
+    // calls and PSEUDO_FUNC loads then keep their raw relative form.
     std::vector<isa::Insn> m = model.insns;
-    for (size_t i = 0; i < m.size(); i++) {
+    for (size_t i = 0; model.subprog_cnt() > 1 && i < m.size(); i++) {
         if (isa::is_pseudo_call(m[i])) {
             int64_t target = static_cast<int64_t>(i) + m[i].imm + 1;
             int32_t idx = subprog_index(model, target);
