@@ -15,18 +15,16 @@ namespace patchfuzz::gen {
 namespace {
 
 // Constructs the interpreter does not execute yet (2026-11-30): LD_ABS/IND, the tracing helpers,
-// ld_imm64 MAP_VALUE of per-CPU arrays and insn arrays (gotox), load-acquire (it faults on the
-// dst register as address). They are generated all the same; this test runs the rest.
+// ld_imm64 MAP_VALUE of per-CPU arrays and insn arrays (gotox), map-in-map lookups (array/hash
+// of maps). They are generated all the same; this test runs the rest.
 bool uses_unmodelled(const Program& p) {
     const auto s = analyze(p);
     using T = Trigger;
     for (T t : {T::misc_f_ld_abs, T::misc_f_ld_ind, T::misc_t_func_arg, T::misc_u_func_ret, T::misc_v_func_arg_cnt,
                 T::misc_w_func_ip, T::misc_x_branch_snapshot, T::misc_i_percpu_ldimm64, T::gotox})
         if (s.count(t)) return true;
-    for (const auto& in : p.insns)
-        if (in.code == (BPF_STX | BPF_ATOMIC | BPF_B) || in.code == (BPF_STX | BPF_ATOMIC | BPF_H) ||
-            ((in.code == (BPF_STX | BPF_ATOMIC | BPF_W) || in.code == (BPF_STX | BPF_ATOMIC | BPF_DW)) && in.imm == BPF_LOAD_ACQ))
-            return true;
+    for (const auto& m : p.maps)
+        if (m.type == BPF_MAP_TYPE_ARRAY_OF_MAPS || m.type == BPF_MAP_TYPE_HASH_OF_MAPS) return true;
     return false;
 }
 

@@ -986,19 +986,20 @@ void Machine::loop() {
                 const uint32_t aop = static_cast<uint32_t>(d.imm);
                 const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
                 if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
-                uint8_t* p = mem_.translate(ad, sz, !is_load);
-                if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
-                const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
-                const uint64_t old = load_le(p, sz);
-                const uint64_t s = r[d.src] & mask;
                 if (is_load) {
-                    // load-acquire: dst = *(src + off)
+                    // load-acquire: dst = *(src + off); the address comes from src, and dst is
+                    // only written (it may hold anything, even a non-pointer).
                     const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
                     const uint8_t* q = mem_.translate(a2, sz, false);
                     if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
                     r[d.dst] = load_le(q, sz);
                     break;
                 }
+                uint8_t* p = mem_.translate(ad, sz, true);
+                if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
+                const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
+                const uint64_t old = load_le(p, sz);
+                const uint64_t s = r[d.src] & mask;
                 if (is_store) {
                     store_le(p, sz, s);
                     break;

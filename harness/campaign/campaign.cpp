@@ -82,7 +82,7 @@ struct CaseTally {
 
 class Aggregate {
 public:
-    explicit Aggregate(CampaignSummary& s) : s_(s) {}
+    Aggregate(CampaignSummary& s, Clock::time_point t0) : s_(s), t0_(t0) {}
     void add(const CaseTally& t) {
         ++s_.cases;
         s_.verdicts["pass"] += t.pass;
@@ -114,6 +114,9 @@ public:
             add(t);
         } else if (f.size() >= 3 && f[0] == "F") {
             add_finding(f[1] == "1", f[2]);
+        } else if (f.size() == 1 && f[0] == "D") {
+            // Detected (before triage, which may take a while): time to first detection.
+            if (s_.first_finding_s < 0) s_.first_finding_s = since(t0_);
         } else if (f.size() == 2 && f[0] == "K") {
             s_.corpus_added += std::stoull(f[1]);
         }
@@ -127,6 +130,7 @@ public:
 
 private:
     CampaignSummary& s_;
+    Clock::time_point t0_;
 };
 
 // Runs cases and reports each through `emit` (a line for a worker, or straight into the
@@ -163,6 +167,7 @@ public:
         }
         emit(t.encode());
         if (report.failed()) {
+            emit("D");
             const TriageResult tr = triage_failure(c, report, cfg_.run, cfg_.out_dir);
             std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
                          tr.new_bucket ? " (new bucket)" : " (known bucket)", tr.bucket_dir.c_str(),
@@ -244,10 +249,21 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
 CampaignSummary run_campaign(const CampaignConfig& cfg) {
     CampaignSummary sum;
     sum.seed = cfg.seed;
-    Aggregate agg(sum);
     const auto t0 = Clock::now();
+    Aggregate agg(sum, t0);
     fs::create_directories(cfg.out_dir);
     if (!cfg.corpus_dir.empty()) fs::create_directories(cfg.corpus_dir);
+    // Temp files of writes that a SIGKILL interrupted (write_file_atomic names them .NAME.tmp.*):
+    // never visible under a real name, removed here so they do not pile up.
+    for (const std::string& dir : {cfg.out_dir, cfg.corpus_dir}) {
+        std::error_code ec;
+        if (dir.empty() || !fs::is_directory(dir, ec)) continue;
+        for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+            const std::string n = e.path().filename().string();
+            if (e.is_regular_file() && !n.empty() && n[0] == '.' && n.find(".tmp.") != std::string::npos)
+                fs::remove(e.path(), ec);
+        }
+    }
     Worker main_worker(cfg, t0);
     replay_corpus(cfg, main_worker, agg, sum);
 
@@ -359,7 +375,7 @@ std::string CampaignSummary::to_json() const {
     std::ostringstream o;
     o << "{\"seed\": " << seed << ", \"seconds\": " << seconds << ", \"cases\": " << cases
       << ", \"corpus_cases\": " << corpus_cases << ", \"cases_per_sec\": " << cases_per_sec()
-      << ", \"findings\": " << findings << ", \"unknown\": "
+      << ", \"findings\": " << findings << ", \"first_finding_s\": " << first_finding_s << ", \"unknown\": "
       << (verdicts.count("unknown") ? verdicts.at("unknown") : 0) << ", \"verdicts\": {";
     bool first = true;
     for (const auto& [k, v] : verdicts) {

@@ -36,6 +36,7 @@ struct CampaignSummary {
     std::map<std::string, uint64_t> unknown_reasons;
     std::map<std::string, uint64_t> pass_triggers; // cases in which each pass emitted patches
     uint64_t findings = 0;         // failing cases
+    double first_finding_s = -1;   // seconds into the campaign of the first finding (-1: none)
     std::vector<std::string> buckets;  // distinct signatures
     uint64_t corpus_added = 0;
     uint32_t workers_crashed = 0;

@@ -1,5 +1,7 @@
 #include "harness/case/case_file.hpp"
 
+#include "bpf/util/atomic_file.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -1101,44 +1103,7 @@ std::string write_case(const Case& c) {
 }
 
 Status write_case_file_atomic(const Case& c, const std::string& path) {
-    static std::atomic<uint64_t> counter{0};
-    const std::string text = write_case(c);
-    const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return Error{tmp, std::string("cannot create: ") + std::strerror(errno)};
-    size_t off = 0;
-    while (off < text.size()) {
-        const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            const int e = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return Error{tmp, std::string("write failed: ") + std::strerror(e)};
-        }
-        off += static_cast<size_t>(w);
-    }
-    if (::fsync(fd) != 0) {
-        const int e = errno;
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return Error{tmp, std::string("fsync failed: ") + std::strerror(e)};
-    }
-    ::close(fd);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        return Error{path, std::string("rename failed: ") + std::strerror(e)};
-    }
-    // Make the rename itself durable.
-    const auto slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    return {};
+    return write_file_atomic(path, write_case(c));
 }
 
 bool same_case(const Case& a, const Case& b) {

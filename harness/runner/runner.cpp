@@ -92,9 +92,17 @@ const OracleVerdict* CaseReport::first_failure() const {
 }
 
 std::string signature_of(const OracleVerdict& v) {
+    // Five '/'-separated parts; a part that itself contains '/' (an inline sequence name such as
+    // "bpf_iter_num_new/v3") uses ':' instead, so the shape stays fixed.
+    auto part = [](std::string s) {
+        if (s.empty()) return std::string("-");
+        for (char& c : s)
+            if (c == '/') c = ':';
+        return s;
+    };
     const auto& d = v.verdict;
-    return d.oracle + "/" + (v.pass.empty() ? "-" : v.pass) + "/" + (d.patch_kind.empty() ? "-" : d.patch_kind) +
-           "/" + (d.divergence.empty() ? "-" : d.divergence) + "/" + (v.arch.empty() ? "-" : v.arch);
+    return part(d.oracle) + "/" + part(v.pass) + "/" + part(d.patch_kind) + "/" + part(d.divergence) + "/" +
+           part(v.arch);
 }
 
 CaseReport run_case(const Case& c, const RunConfig& cfg) {

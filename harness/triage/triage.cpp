@@ -65,13 +65,23 @@ TriageResult triage_failure(const Case& failing, const CaseReport& report, const
     std::error_code ec;
     fs::create_directories(bucket.parent_path(), ec);
     // mkdir is atomic: exactly one worker (or run) creates the bucket and minimizes.
-    tr.new_bucket = fs::create_directory(bucket, ec);
+    const bool created = fs::create_directory(bucket, ec);
     const fs::path hits = bucket / "hits";
     (void)write_file_atomic(hits.string(), std::to_string(read_hits(hits) + 1) + "\n");
     const fs::path case_path = bucket / "repro.case";
+    // A bucket without its reproducer was left by a campaign killed while minimizing: redo it.
+    tr.new_bucket = created || !fs::exists(case_path);
     tr.replay_command = "patchfuzz replay " + case_path.string();
     if (!tr.new_bucket) return tr;
 
+    // The case as found, before minimization (the minimized one is what a developer reads first,
+    // the original is the evidence if a shrink step changed the story).
+    {
+        Case orig = failing;
+        orig.arch = first->arch.empty() ? orig.arch : first->arch;
+        orig.expect = "fail " + tr.signature;
+        (void)write_case_file_atomic(orig, (bucket / "original.case").string());
+    }
     const RunConfig narrow = narrowed(cfg, *first);
     MinimizeResult m = minimize(failing, narrow, tr.signature);
     Case& min = m.minimized;
