@@ -5,6 +5,12 @@
 add_executable(pfk-guest ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_loader.c)
 target_include_directories(pfk-guest PRIVATE ${PATCHFUZZ_SOURCE_ROOT}/guest)
 target_link_options(pfk-guest PRIVATE -static)
+# The guest runs inside the VM as a static PID 1: sanitizer runtimes cannot link statically, and it
+# never runs on the host, so the sanitizer build compiles it plain.
+if(PATCHFUZZ_SANITIZE OR PATCHFUZZ_FUZZ)
+  target_compile_options(pfk-guest PRIVATE -fno-sanitize=all)
+  target_link_options(pfk-guest PRIVATE -fno-sanitize=all)
+endif()
 set_target_properties(pfk-guest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 add_dependencies(patchfuzz pfk-guest)
 

@@ -343,7 +343,12 @@ Expected<Case> Parser::run() {
             if (l.text[0] != '#') return err(l.no, 1, "expected a '# comment' or a section such as '-- program'");
             std::string_view cm = l.text.substr(1);
             if (!cm.empty() && cm[0] == ' ') cm.remove_prefix(1);
-            c.comments.emplace_back(cm);
+            // A lone '\r' inside a comment reads as a blank, as write_case() writes it: the
+            // comment then survives a write/read round trip unchanged.
+            std::string comment(cm);
+            for (char& ch : comment)
+                if (ch == '\r') ch = ' ';
+            c.comments.push_back(std::move(comment));
             continue;
         }
         sections.back().body.push_back(l);
