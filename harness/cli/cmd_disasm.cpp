@@ -15,6 +15,7 @@
 #include "bpf/loader/loader.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
 namespace {
@@ -40,33 +41,6 @@ int fail(const std::string& msg) {
     return 2;
 }
 
-bool ends_with(std::string_view s, std::string_view suf) { return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf; }
-
-Expected<std::string> slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
-    auto bytes = slurp(path);
-    if (!bytes) return bytes.error();
-    if (bytes->size() % 8) return Error{path, "length " + std::to_string(bytes->size()) + " is not a multiple of 8"};
-    std::vector<isa::Insn> insns(bytes->size() / 8);
-    for (size_t i = 0; i < insns.size(); ++i) {
-        const auto* b = reinterpret_cast<const uint8_t*>(bytes->data() + i * 8);
-        isa::Insn in{};
-        in.code = b[0];
-        in.dst_reg = b[1] & 0xf;
-        in.src_reg = (b[1] >> 4) & 0xf;
-        in.off = static_cast<int16_t>(b[2] | (b[3] << 8));
-        in.imm = static_cast<int32_t>(uint32_t{b[4]} | (uint32_t{b[5]} << 8) | (uint32_t{b[6]} << 16) | (uint32_t{b[7]} << 24));
-        insns[i] = in;
-    }
-    return insns;
-}
 
 }  // namespace
 
@@ -109,7 +83,7 @@ int cmd_disasm(Args args) {
     }
     std::vector<isa::Insn> insns;
     if (ends_with(path, ".s") || ends_with(path, ".asm")) {
-        auto text = slurp(path);
+        auto text = read_file(path);
         if (!text) return fail(text.error().to_string());
         auto r = assembly::assemble(*text, path);
         if (!r) return fail(r.error().to_string());
@@ -119,7 +93,7 @@ int cmd_disasm(Args args) {
         if (!c) return fail(c.error().to_string());
         insns = std::move(c->program.insns);
     } else {
-        auto r = raw_insns(path);
+        auto r = read_raw_insns(path);
         if (!r) return fail(r.error().to_string());
         insns = std::move(*r);
     }

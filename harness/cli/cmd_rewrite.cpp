@@ -22,6 +22,7 @@
 #include "bpf/patch/patch.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
 namespace {
@@ -62,32 +63,10 @@ int usage_error(const std::string& msg) {
     return 2;
 }
 
-bool ends_with(std::string_view s, std::string_view suf) { return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf; }
-
-Expected<std::string> slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
+// A rewrite needs a program: an empty .bin is an error here (disasm prints nothing for it).
 Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
-    auto bytes = slurp(path);
-    if (!bytes) return bytes.error();
-    if (bytes->empty()) return Error{path, "empty program"};
-    if (bytes->size() % 8) return Error{path, "length " + std::to_string(bytes->size()) + " is not a multiple of 8"};
-    std::vector<isa::Insn> insns(bytes->size() / 8);
-    for (size_t i = 0; i < insns.size(); ++i) {
-        const auto* b = reinterpret_cast<const uint8_t*>(bytes->data() + i * 8);
-        isa::Insn in{};
-        in.code = b[0];
-        in.dst_reg = b[1] & 0xf;
-        in.src_reg = (b[1] >> 4) & 0xf;
-        in.off = static_cast<int16_t>(b[2] | (b[3] << 8));
-        in.imm = static_cast<int32_t>(uint32_t{b[4]} | (uint32_t{b[5]} << 8) | (uint32_t{b[6]} << 16) | (uint32_t{b[7]} << 24));
-        insns[i] = in;
-    }
+    auto insns = read_raw_insns(path);
+    if (insns && insns->empty()) return Error{path, "empty program"};
     return insns;
 }
 
@@ -343,7 +322,7 @@ int cmd_rewrite(Args args) {
     } else {
         std::vector<isa::Insn> insns;
         if (ends_with(path, ".s") || ends_with(path, ".asm")) {
-            auto text = slurp(path);
+            auto text = read_file(path);
             if (!text) return usage_error(text.error().to_string());
             auto r = assembly::assemble(*text, path);
             if (!r) return usage_error(r.error().to_string());
