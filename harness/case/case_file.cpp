@@ -899,7 +899,11 @@ Status Parser::expect(const Section& s, Case& c) const {
     }
     if (!got) return err(s.header.no, "'-- expect' is empty (pass, or fail <signature>)");
     std::string_view t = got->text;
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    // Trailing blanks (a stray '\r' too) are not part of the verdict: write_case() drops them.
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
+    for (size_t i = 0; i < t.size(); ++i)
+        if (static_cast<unsigned char>(t[i]) < 0x20 || t[i] == 0x7f)
+            return err(got->no, i + 1, "control character in '-- expect'");
     if (t == "pass" || t == "unknown" || t == "skip" || (t.rfind("fail ", 0) == 0 && t.size() > 5)) {
         c.expect = std::string(t);
         return {};

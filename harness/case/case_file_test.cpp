@@ -280,6 +280,14 @@ TEST(CaseFile, ErrorsAreLocated) {
     EXPECT_EQ(parse_err(prog + "-- expect\n"), "t.case:4: '-- expect' is empty (pass, or fail <signature>)");
     EXPECT_EQ(parse_err(prog + "-- expect\nfail\n"), "t.case:5:1: expected 'pass', 'fail <signature>', 'unknown' or 'skip', got 'fail'");
     EXPECT_EQ(parse_err(prog + "-- expect\npass\npass\n"), "t.case:6:1: '-- expect' holds one line");
+    EXPECT_EQ(parse_err(prog + "-- expect\nfail a\x01b\n"), "t.case:5:7: control character in '-- expect'");
+}
+
+// Found by case_parse_fuzz in CI: a verdict line ending in several '\r' lost one per round trip.
+TEST(CaseFile, TrailingCarriageReturnsAfterTheVerdictAreBlanks) {
+    auto c = parse_case("-- program\nexit\n-- expect\nfail x/y\r\r\r\n", "t.case");
+    ASSERT_TRUE(c) << c.error().to_string();
+    EXPECT_EQ(c->expect, "fail x/y");
 }
 
 TEST(CaseFile, AssemblerErrorsPointIntoTheCaseFile) {
