@@ -166,13 +166,9 @@ Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_t
 }
 
 Expected<kernel::CheckOptions> check_options(const Opts& o) {
-    auto img = kernel::find_cached_kernel(o.kernel, o.cache);
-    if (!img) return img.error();
-    auto guest = kernel::locate_guest_loader(PATCHFUZZ_SOURCE_ROOT, o.cache);
-    if (!guest) return guest.error();
-    kernel::CheckOptions co;
-    co.vm.kernel_image = img->vmlinux;
-    co.vm.guest_loader = *guest;
+    auto base = kernel::default_check_options(o.kernel, o.cache, PATCHFUZZ_SOURCE_ROOT);
+    if (!base) return base.error();
+    kernel::CheckOptions co = *base;
     co.vm.timeout_s = o.timeout;
     co.profile = profile_of(o.profile);
     co.run = o.run;

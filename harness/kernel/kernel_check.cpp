@@ -6,6 +6,7 @@
 #include "bpf/arch/arch_profile.hpp"
 #include "bpf/interp/interp.hpp"
 #include "bpf/patch/patch.hpp"
+#include "harness/kernel/kernel_image.hpp"
 #include "harness/kernel/xlated_compare.hpp"
 
 namespace patchfuzz::kernel {
@@ -101,6 +102,19 @@ ModelResult run_model(const Program& original, passes::KernelProfile profile) {
     r.ok = res.outcome.ok();
     if (!r.ok) r.error = res.failed_pass + ": err " + std::to_string(res.outcome.err) + " " + res.outcome.log;
     return r;
+}
+
+Expected<CheckOptions> default_check_options(std::string_view tag, const std::string& cache_dir,
+                                             const std::string& source_root) {
+    auto img = find_cached_kernel(tag, cache_dir);
+    if (!img) return img.error();
+    auto guest = locate_guest_loader(source_root, cache_dir);
+    if (!guest) return guest.error();
+    CheckOptions co;
+    co.vm.kernel_image = img->vmlinux;
+    co.vm.guest_loader = *guest;
+    co.profile = tag == "6.1" ? passes::KernelProfile::K6_1 : passes::KernelProfile::K6_12;
+    return co;
 }
 
 Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const CheckOptions& opts) {

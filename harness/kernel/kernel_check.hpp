@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bpf/passes/pass.hpp"
@@ -67,6 +68,11 @@ struct CheckReport {
     uint32_t accepted = 0, agree = 0, differ = 0, model_failed = 0, crashed = 0, run_disagree = 0;
     [[nodiscard]] bool ok() const { return differ == 0 && model_failed == 0 && crashed == 0 && run_disagree == 0; }
 };
+
+// Check options for Debian kernel `tag` ("6.1" | "6.12"): the cached vmlinux (an Error says how
+// to fetch it), the guest loader, and the model profile of the same kernel. No network access.
+Expected<CheckOptions> default_check_options(std::string_view tag, const std::string& cache_dir,
+                                             const std::string& source_root);
 
 Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const CheckOptions& opts);
 

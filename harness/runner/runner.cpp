@@ -1,7 +1,9 @@
 #include "harness/runner/runner.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <optional>
 #include <mutex>
 
 #include "bpf/arch/arch_profile.hpp"
@@ -41,6 +43,34 @@ private:
     patch::Patcher& inner_;
     std::vector<RecordedBatch>& out_;
 };
+
+bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
+    if (a.patches.size() != b.patches.size()) return false;
+    for (size_t i = 0; i < a.patches.size(); ++i) {
+        const auto &x = a.patches[i], &y = b.patches[i];
+        if (x.kind != y.kind || x.pos != y.pos || x.count != y.count || x.insns.size() != y.insns.size()) return false;
+        for (size_t k = 0; k < x.insns.size(); ++k)
+            if (!isa::same(x.insns[k], y.insns[k])) return false;
+    }
+    return true;
+}
+
+// The per-batch oracles (structural, smt-jump) are pure functions of (program before, batch,
+// patcher). Under another arch profile the passes mostly emit the very same batch on the very
+// same program (x86_64 and arm64 differ only where an arch hook fires), so those verdicts are
+// reused instead of recomputed: SMT dominates a case's cost.
+struct BatchVerdicts {
+    const RecordedBatch* rb;             // lives in run_case's per-arch batch lists
+    std::vector<OracleVerdict> verdicts;
+};
+
+const BatchVerdicts* find_same(const std::vector<BatchVerdicts>& memo, const RecordedBatch& rb) {
+    for (const auto& m : memo)
+        if (m.rb->pass == rb.pass && m.rb->before.len() == rb.before.len() && same_batch(m.rb->batch, rb.batch) &&
+            m.rb->before == rb.before)
+            return &m;
+    return nullptr;
+}
 
 bool wants(const RunConfig& cfg, std::string_view oracle) {
     for (const auto& o : cfg.oracles)
@@ -116,6 +146,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         report.verdicts.push_back(OracleVerdict{std::move(v), arch, pass, patcher});
     };
 
+    std::deque<std::vector<RecordedBatch>> batches_per_arch;  // stable addresses for `memo`
+    std::vector<BatchVerdicts> memo;
     for (const auto& arch_name : cfg.arches) {
         auto arch = arch_by_name(arch_name);
         PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
@@ -124,7 +156,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
 
         auto reference = patch::make_patcher(patcher_names[0]);
         PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
-        std::vector<RecordedBatch> batches;
+        std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
         RecordingPatcher recorder(*reference, batches);
         Program rewritten = c.program;
         patch::PatchOutcome final_outcome;
@@ -156,8 +188,20 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         // jump oracle on every patcher's output.
         std::vector<std::pair<std::string, std::unique_ptr<patch::Patcher>>> others;
         for (size_t i = 1; i < patcher_names.size(); ++i) others.emplace_back(patcher_names[i], patch::make_patcher(patcher_names[i]));
+        oracles::smt::SmtOptions so;
+        so.timeout_ms = cfg.smt_timeout_ms;
         for (const auto& rb : batches) {
+            if (const BatchVerdicts* same = find_same(memo, rb)) {
+                for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
+                continue;
+            }
+            const size_t first_verdict = report.verdicts.size();
             const std::string kind = kind_of(rb.batch);
+            std::optional<oracles::Verdict> reference_jumps;
+            if (wants(cfg, "smt-jump")) {
+                reference_jumps = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
+                reference_jumps->patch_kind = kind;
+            }
             auto run_other = [&](const std::string& name, patch::Patcher& q) {
                 Program out = rb.before;
                 const auto outcome = q.apply(out, rb.batch);
@@ -167,22 +211,23 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                     add(std::move(v), arch_name, rb.pass, name);
                 }
                 if (wants(cfg, "smt-jump")) {
-                    oracles::smt::SmtOptions so;
-                    so.timeout_ms = cfg.smt_timeout_ms;
-                    auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, outcome, out, so);
-                    v.patch_kind = kind;
-                    add(std::move(v), arch_name, rb.pass, name);
+                    // The same input to the same pure check gives the same verdict.
+                    if (outcome == rb.outcome && out == rb.after) {
+                        add(*reference_jumps, arch_name, rb.pass, name);
+                    } else {
+                        auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, outcome, out, so);
+                        v.patch_kind = kind;
+                        add(std::move(v), arch_name, rb.pass, name);
+                    }
                 }
             };
             for (auto& [name, q] : others) run_other(name, *q);
             if (cfg.external != nullptr) run_other(cfg.external_name, *cfg.external);
-            if (wants(cfg, "smt-jump")) {
-                oracles::smt::SmtOptions so;
-                so.timeout_ms = cfg.smt_timeout_ms;
-                auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
-                v.patch_kind = kind;
-                add(std::move(v), arch_name, rb.pass, patcher_names[0]);
-            }
+            if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
+            // An external plugin may keep state between calls: its verdicts are never reused.
+            if (cfg.external == nullptr)
+                memo.push_back({&rb, std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict),
+                                                                report.verdicts.end())});
         }
 
         if (wants(cfg, "smt-inline") && c.options.iter_inline != passes::IterInline::Off) {

@@ -2,9 +2,37 @@
 
 #include <chrono>
 
+#include "bpf/passes/infer_facts.hpp"
 #include "gen/shrink.hpp"
 
 namespace patchfuzz::harness {
+namespace {
+
+// Verifier facts that hold only because of the code around a call: bpf_loop's inline fitness
+// (flags a known 0, the callback a PSEUDO_FUNC load) and a map helper's map (R1 from an ld_imm64).
+// A shrink that deletes that code leaves the fact claiming what no verifier would conclude, and the
+// "reproducer" then shows a rewrite the kernel can never make. Counted by re-deriving the facts
+// from the code alone (passes::infer_facts) and comparing.
+uint32_t unjustified_facts(const Program& p) {
+    uint32_t claimed = 0;
+    for (const auto& a : p.aux) claimed += a.loop_fit_for_inline || a.map_index >= 0;
+    if (claimed == 0) return 0;
+    Program code;
+    code.prog_type = p.prog_type;
+    code.insns = p.insns;
+    code.maps = p.maps;
+    code.kfuncs = p.kfuncs;
+    passes::infer_facts(code);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p.len() && i < code.len(); ++i) {
+        const InsnAux &a = p.aux[i], &d = code.aux[i];
+        n += a.loop_fit_for_inline && !d.loop_fit_for_inline;
+        n += a.map_index >= 0 && d.map_index != a.map_index;
+    }
+    return n;
+}
+
+}  // namespace
 
 bool fails_with(const Case& c, const RunConfig& cfg, const std::string& signature) {
     const CaseReport r = run_case(c, cfg);
@@ -29,10 +57,16 @@ MinimizeResult minimize(const Case& failing, const RunConfig& cfg, const std::st
         return res.runs >= opts.max_runs ||
                std::chrono::duration<double>(Clock::now() - t0).count() >= opts.max_seconds;
     };
+    // Facts the original already carried without the code to justify them (hand-written cases,
+    // generator shortcuts) are tolerated; a shrink may not add more.
+    uint32_t unjustified = unjustified_facts(failing.program);
     auto try_case = [&](const Case& cand) {
+        const uint32_t u = unjustified_facts(cand.program);
+        if (u > unjustified) return false;
         ++res.runs;
         if (!fails_with(cand, cfg, signature)) return false;
         res.minimized = cand;
+        unjustified = u;
         ++res.steps;
         return true;
     };

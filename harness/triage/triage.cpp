@@ -53,24 +53,30 @@ Program model_rewrite(const Case& c, const std::string& arch_name) {
 
 }  // namespace
 
+BucketClaim claim_bucket(const std::string& out_dir, const std::string& signature) {
+    const fs::path bucket = fs::path(out_dir) / "findings" / bucket_slug(signature);
+    std::error_code ec;
+    fs::create_directories(bucket.parent_path(), ec);
+    // mkdir is atomic: exactly one worker (or run) creates the bucket and writes its reproducer.
+    const bool created = fs::create_directory(bucket, ec);
+    const fs::path hits = bucket / "hits";
+    (void)write_file_atomic(hits.string(), std::to_string(read_hits(hits) + 1) + "\n");
+    // A bucket without its reproducer was left by a campaign killed while writing it: redo it.
+    return BucketClaim{bucket.string(), created || !fs::exists(bucket / "repro.case")};
+}
+
 TriageResult triage_failure(const Case& failing, const CaseReport& report, const RunConfig& cfg,
                             const std::string& out_dir) {
     TriageResult tr;
     const OracleVerdict* first = report.first_failure();
     PATCHFUZZ_CHECK(first != nullptr, "triage_failure called on a case that did not fail");
     tr.signature = signature_of(*first);
-    const fs::path bucket = fs::path(out_dir) / "findings" / bucket_slug(tr.signature);
-    tr.bucket_dir = bucket.string();
+    const BucketClaim claim = claim_bucket(out_dir, tr.signature);
+    const fs::path bucket = claim.dir;
+    tr.bucket_dir = claim.dir;
     tr.original_insns = failing.program.len();
-    std::error_code ec;
-    fs::create_directories(bucket.parent_path(), ec);
-    // mkdir is atomic: exactly one worker (or run) creates the bucket and minimizes.
-    const bool created = fs::create_directory(bucket, ec);
-    const fs::path hits = bucket / "hits";
-    (void)write_file_atomic(hits.string(), std::to_string(read_hits(hits) + 1) + "\n");
     const fs::path case_path = bucket / "repro.case";
-    // A bucket without its reproducer was left by a campaign killed while minimizing: redo it.
-    tr.new_bucket = created || !fs::exists(case_path);
+    tr.new_bucket = claim.new_bucket;
     tr.replay_command = "patchfuzz replay " + case_path.string();
     if (!tr.new_bucket) return tr;
 

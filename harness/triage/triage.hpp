@@ -25,6 +25,15 @@ struct TriageResult {
 // "structural.misc_fixups.replace.aux-slot.x86_64").
 std::string bucket_slug(const std::string& signature);
 
+// The bucket of `signature` under out_dir/findings/, created if missing, with its `hits` count
+// incremented. new_bucket: the caller writes the reproducer (repro.case last: its presence marks a
+// complete bucket).
+struct BucketClaim {
+    std::string dir;
+    bool new_bucket = false;
+};
+BucketClaim claim_bucket(const std::string& out_dir, const std::string& signature);
+
 // `failing` must fail under `cfg` with `report.first_failure()`. Writes the bucket atomically
 // (temp + fsync + rename per file) under out_dir/findings/. Duplicates are counted in the bucket's
 // `hits` file and not minimized again.
