@@ -16,8 +16,9 @@
 //                        time slice is exhausted). Preserves R0-R5 (unlike normal helpers).
 //
 // Other helpers that the kernel turns into direct calls of their implementation (map_update_elem
-// -> map->ops->map_update_elem, ...; row p/z of do_misc_fixups) keep their BPF_FUNC_* id here: the
-// in-place imm rewrite changes no instruction count and no semantics we model.
+// -> map->ops->map_update_elem, ...; row p of do_misc_fixups) keep their BPF_FUNC_* id here: the
+// in-place imm rewrite changes no instruction count and no semantics we model. Row z (every other
+// helper) is modelled only on request: see call_imm_of_helper() below.
 //
 // Addresses: per-CPU variables and jiffies appear as 32-bit constants (per-CPU offsets) and one
 // ld_imm64 constant. A "per-CPU pointer" conversion is the internal insn BPF_MOV64_PERCPU_REG:
@@ -29,6 +30,13 @@ namespace patchfuzz::passes {
 inline constexpr int32_t kInternalCallBase = 0x10000;
 inline constexpr int32_t kInternalHtabLookup = kInternalCallBase + 1;    // __htab_map_lookup_elem
 inline constexpr int32_t kInternalTimedMayGoto = kInternalCallBase + 2;  // arch_bpf_timed_may_goto
+// bpf_skb_load_helper_{8,16,32}_no_cache(skb = R1, offset = R2) -> R0 = the zero-extended
+// big-endian value, or a negative errno when the offset is out of the packet (row f, gen_ld_abs).
+inline constexpr int32_t kInternalSkbLoad8 = kInternalCallBase + 3;
+inline constexpr int32_t kInternalSkbLoad16 = kInternalCallBase + 4;
+inline constexpr int32_t kInternalSkbLoad32 = kInternalCallBase + 5;
+// perf_snapshot_branch_stack(entries = R1, cnt = R2 entries) -> R0 = entries written (row x).
+inline constexpr int32_t kInternalPerfSnapshotBranchStack = kInternalCallBase + 6;
 
 inline constexpr int16_t kAddrPercpuOff = -1;  // BPF_ADDR_PERCPU: off of BPF_MOV64_PERCPU_REG
 inline constexpr int16_t kAddrSpaceCastOff = 1;  // BPF_ADDR_SPACE_CAST
@@ -39,6 +47,22 @@ inline constexpr int32_t kPcpuCpuNumber = 0x2000c;   // int cpu_number
 inline constexpr int32_t kPcpuCurrentTask = 0x20000; // struct task_struct *current_task
 // &jiffies (jiffies_64), loaded with one ld_imm64 (plain constant, src_reg 0).
 inline constexpr uint64_t kJiffiesAddr = 0xffffffff82a05000ULL;
+
+// (long)prog->aux, loaded with one ld_imm64 (src_reg 0) into the helper's prog argument (row n).
+inline constexpr uint64_t kProgAuxAddr = 0xffff888104c3a000ULL;
+
+// Row z (patch_call_imm): the kernel rewrites a helper call's imm in place to
+// `fn->func - __bpf_call_base`, a 32-bit address delta. Ours is a deterministic, reversible stand-in
+// per helper id: far above every helper id and every kInternal* id, so an executor can map it back
+// with helper_of_call_imm(). Only emitted with RewriteOptions::patch_call_imm.
+inline constexpr int32_t kHelperCallImmBase = 0x40000000;
+inline constexpr int32_t kHelperCallImmStride = 0x40;   // "function size": ids up to 0xffffff fit
+constexpr int32_t call_imm_of_helper(int32_t helper_id) { return kHelperCallImmBase + helper_id * kHelperCallImmStride; }
+// The helper id a patched call imm names, or -1 when `imm` is not one.
+constexpr int32_t helper_of_call_imm(int32_t imm) {
+    if (imm < kHelperCallImmBase || (imm - kHelperCallImmBase) % kHelperCallImmStride != 0) return -1;
+    return (imm - kHelperCallImmBase) / kHelperCallImmStride;
+}
 
 // Layout constants of the kernel objects the map inlines walk (LP64 layout of 6.x kernels):
 // struct htab_elem: key[] at 48; struct bpf_lru_node's `ref` byte at 16 + 19 = 35 inside the elem.

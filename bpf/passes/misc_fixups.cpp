@@ -1,19 +1,26 @@
-// Pass "misc_fixups": models bpf_do_misc_fixups() (kernel/bpf/fixups.c) for the rows that change
-// the program's shape (spec/patching.md §5.3): a (address-space cast), b (needs_zext narrowing),
-// c/d (div/mod guards), e (PROBE_MEM guard), h/h' (may_goto) with the post-loop counter prologue,
-// j (cast_to_kern_ctx / rdonly_cast), k (JIT-inlined helpers), m (tail calls, pokes), p (map lookup
-// inlining), q (jiffies64), r/s (x86-64 helper inlines). Rows f, g, i, n, o, t-y are not modelled
-// (their triggers never appear in our programs: no LD_ABS, no Spectre masking state, no tracing
-// helpers); row z is an in-place imm change we do not model (helper ids stay).
-// RewriteOptions::kernel selects where bpf-next, 6.12 and 6.1 differ (profile_arch, rows h, r, s and
-// the cpu v4 / may_goto rejections of 6.1; measured under qemu, harness/kernel/README.md).
+// Pass "misc_fixups": models bpf_do_misc_fixups() (kernel/bpf/fixups.c) for the rows of
+// spec/patching.md §5.3: the pre-loop add_hidden_subprog (hidden exception callback), a
+// (address-space cast), b (needs_zext narrowing), c/d (div/mod guards), e (PROBE_MEM guard), f
+// (LD_ABS/IND via gen_ld_abs), g (Spectre v1 pointer-arith masking), h/h' (may_goto) with the
+// post-loop counter prologue, i (bpf-next per-CPU ld_imm64), j (cast_to_kern_ctx / rdonly_cast),
+// k (JIT-inlined helpers), m (tail calls, pokes), n (prog->aux argument), o (per-CPU allocation
+// pointer), p (map lookup inlining), q (jiffies64), r/s (x86-64 helper inlines), t-w (tracing
+// get_func_*), x (get_branch_snapshot), y (kptr_xchg) and z (patch_call_imm, only with
+// RewriteOptions::patch_call_imm). Not modelled: prog->jit_required (rows i, k, p set it; Program has
+// no field), row l's side effects, and the map-op direct-call imm of row p.
+// RewriteOptions::kernel selects where bpf-next, 6.12 and 6.1 differ (profile_arch, rows h, n, o, r,
+// s, t-v, x, y, the hidden subprog and the cpu v4 / may_goto rejections of 6.1; partly measured
+// under qemu, harness/kernel/README.md).
 #include <cerrno>
 #include <string>
 
 #include "bpf/passes/div_mod_guard.hpp"
+#include "bpf/passes/helper_call_inlines.hpp"
 #include "bpf/passes/internal_calls.hpp"
+#include "bpf/passes/ld_abs.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
 #include "bpf/passes/pass_util.hpp"
+#include "bpf/passes/ptr_arith_mask.hpp"
 
 namespace patchfuzz::passes {
 namespace {
@@ -92,8 +99,9 @@ public:
 
     PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
         const ArchProfile arch = profile_arch(opts);
-        const uint32_t n = prog.len();
-        const uint32_t nsub = prog.subprog_cnt();
+        const uint32_t n = prog.len();  // the loop bound stays the original length
+        if (auto r = add_hidden_exception_cb(prog, patcher, opts); !r.ok()) return r;
+        const uint32_t nsub = prog.subprog_cnt();  // after the hidden subprog, as the kernel's loop
         bool no_user_conv = false;
         for (const auto& m : prog.maps) no_user_conv |= (m.map_flags & kFlagNoUserConv) != 0;
 
@@ -133,6 +141,24 @@ public:
                     replace(i, probe_mem_guard(insn, arch.uaddress_limit));
                     break;
                 }
+                // f: LD_ABS / LD_IND (env->ops->gen_ld_abs; contains an EXIT)
+                if (cls(insn) == BPF_LD && (mode(insn) == BPF_ABS || mode(insn) == BPF_IND)) {
+                    if (!prog_type_has_gen_ld_abs(prog.prog_type))
+                        return fail(-EINVAL, "insn " + std::to_string(i) +
+                                                 ": BPF_LD_[ABS|IND] instructions not allowed for this program type");
+                    auto p = emit_gen_ld_abs(insn);
+                    if (p.empty())
+                        return fail(-EFAULT, "verifier bug: insn " + std::to_string(i) + ": gen_ld_abs produced no code");
+                    replace(i, std::move(p));
+                    break;
+                }
+                // g: Spectre v1 pointer-arithmetic masking (ALU64 ADD/SUB X; every other case of
+                // this opcode ends here too, as in the kernel)
+                if (insn.code == (BPF_ALU64 | BPF_ADD | BPF_X) || insn.code == (BPF_ALU64 | BPF_SUB | BPF_X)) {
+                    auto p = emit_ptr_arith_mask(insn, ax.alu_state, ax.alu_limit);
+                    if (!p.empty()) replace(i, std::move(p));
+                    break;
+                }
                 // h, h': may_goto
                 if (is_may_goto(insn)) {
                     // may_goto postdates 6.1: it rejects the opcode (kernel-vm notes §1, measured).
@@ -141,6 +167,17 @@ public:
                     const bool timed = arch.timed_may_goto;
                     extra[cur] = timed ? 16 : 8;
                     replace(i, may_goto_expansion(insn, depth, timed));
+                    break;
+                }
+                // i: (bpf-next) ld_imm64 of a PERCPU_ARRAY value: the per-CPU address conversion
+                // goes after the second slot, which is the slot patched; the loop skips it.
+                if (is_ldimm64(insn) && (insn.src_reg == BPF_PSEUDO_MAP_VALUE || insn.src_reg == BPF_PSEUDO_MAP_IDX_VALUE)) {
+                    if (opts.kernel == KernelProfile::BpfNext && arch.supports_percpu_insn && i + 1 < n && insn.imm >= 0 &&
+                        static_cast<size_t>(insn.imm) < prog.maps.size() &&
+                        prog.maps[static_cast<size_t>(insn.imm)].type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+                        replace(i + 1, {prog.insns[i + 1], percpu(insn.dst_reg)});
+                        ++i;  // the kernel's `i++, insn++`: the next_insn bookkeeping sees the 2nd slot
+                    }
                     break;
                 }
                 if (!is_call(insn) || is_pseudo_call(insn)) break;
@@ -159,40 +196,8 @@ public:
                     if (!r.ok()) return r;
                     break;
                 }
-                // p: map helpers
-                if (arch.jit_requested && arch.bits64 && is_map_helper(insn.imm)) {
-                    if (ax.map_ptr_poisoned || ax.map_index < 0 || ax.map_index >= static_cast<int32_t>(prog.maps.size()))
-                        break;  // generic helper
-                    if (insn.imm == BPF_FUNC_map_lookup_elem) {
-                        auto p = emit_map_lookup_inline(prog.maps[static_cast<size_t>(ax.map_index)], arch);
-                        if (!p.empty()) replace(i, std::move(p));
-                    }
-                    break;
-                }
-                // q: jiffies64
-                if (arch.jit_requested && arch.bits64 && insn.imm == BPF_FUNC_jiffies64) {
-                    replace(i, {ldimm64_lo(BPF_REG_0, 0, static_cast<int32_t>(kJiffiesAddr & 0xffffffffu)),
-                                ldimm64_hi(static_cast<int32_t>(kJiffiesAddr >> 32)), ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0)});
-                    break;
-                }
-                // r, s: x86-64 verifier-side helper inlines (SMP kernel)
-                // 6.1 has neither row (no per-CPU insn there, profile_arch; 6.1 keeps the helper call, kernel-vm
-                // notes §4). Row r came with `w0 = &cpu_number` (BPF_MOV32_IMM, measured on
-                // 6.12.117); a 2025 verifier.c change made it BPF_MOV64_IMM (bpf-next). Row s (current
-                // task) is a 2025 addition: bpf-next only.
-                if (arch.verifier_inlines_helpers && arch.jit_requested && arch.supports_percpu_insn) {
-                    if (insn.imm == BPF_FUNC_get_smp_processor_id) {
-                        const Insn set = opts.kernel == KernelProfile::K6_12 ? mov32_imm(BPF_REG_0, kPcpuCpuNumber)
-                                                                              : mov64_imm(BPF_REG_0, kPcpuCpuNumber);
-                        replace(i, {set, percpu(BPF_REG_0), ldx(BPF_W, BPF_REG_0, BPF_REG_0, 0)});
-                        break;
-                    }
-                    if ((insn.imm == BPF_FUNC_get_current_task || insn.imm == BPF_FUNC_get_current_task_btf) &&
-                        opts.kernel == KernelProfile::BpfNext) {
-                        replace(i, {mov64_imm(BPF_REG_0, kPcpuCurrentTask), percpu(BPF_REG_0), ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0)});
-                        break;
-                    }
-                }
+                auto r = helper_call(prog, i, arch, opts, batch);
+                if (!r.ok()) return r;
             } while (false);
             // next_insn bookkeeping: at a subprog's last insn its stack grows by the extra.
             if (cur < nsub && prog.subprogs[cur + 1].start == i + 1) {
@@ -210,6 +215,137 @@ public:
     }
 
 private:
+    // Pre-loop (bpf-next, 6.12; exceptions postdate 6.1): a program that reached bpf_throw but
+    // declares no exception callback gets a hidden one appended by add_hidden_subprog() (verifier.c):
+    // the last insn is patched with [copy of it, r0 = r1, exit], and a subprog starting at the new
+    // `r0 = r1` (len - 2) is inserted before the fake exit and marked the exception callback
+    // (mark_subprog_exc_cb() also sets is_cb and is_async_cb). seen_exception is derived from a
+    // seen kfunc call named "bpf_throw" in Program::kfuncs (the verifier sets it there).
+    static PatchOutcome add_hidden_exception_cb(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) {
+        if (opts.kernel == KernelProfile::K6_1 || prog.len() == 0 || prog.subprogs.empty()) return {};
+        bool seen_exception = false;
+        for (uint32_t i = 0; i < prog.len() && !seen_exception; ++i) {
+            const Insn& in = prog.insns[i];
+            if (!is_kfunc_call(in) || !prog.aux[i].seen) continue;
+            for (const auto& d : prog.kfuncs)
+                if (d.btf_id == in.imm && d.offset == in.off && d.name == "bpf_throw") seen_exception = true;
+        }
+        if (!seen_exception) return {};
+        // env->exception_callback_subprog != 0: the main program is never the callback
+        for (uint32_t s = 1; s < prog.subprog_cnt(); ++s)
+            if (prog.subprogs[s].is_exception_cb) return {};
+        const uint32_t last = prog.len() - 1;
+        patch::PatchBatch b;
+        b.patches.push_back({.kind = patch::PatchKind::Replace,
+                             .pos = last,
+                             .insns = {prog.insns[last], mov64_reg(BPF_REG_0, BPF_REG_1), exit_insn()}});
+        PatchOutcome out = apply_batch(patcher, prog, b);
+        if (!out.ok()) return out;
+        const SubprogInfo cb{.start = prog.len() - 2, .is_cb = true, .is_async_cb = true, .is_exception_cb = true, .is_hidden = true};
+        prog.subprogs.insert(prog.subprogs.end() - 1, cb);
+        return {};
+    }
+
+    // The helper-call rows after tail calls, in the kernel's order: n, o, p, q, r/s, t-w, x, y,
+    // then z (patch_call_imm) for whatever none of them replaced or redirected.
+    static PatchOutcome helper_call(Program& prog, uint32_t i, const ArchProfile& arch, const RewriteOptions& opts,
+                                    patch::PatchBatch& batch) {
+        Insn& insn = prog.insns[i];
+        const InsnAux& ax = prog.aux[i];
+        auto replace = [&](std::vector<Insn> insns) {
+            batch.patches.push_back({.kind = patch::PatchKind::Replace, .pos = i, .insns = std::move(insns)});
+        };
+        const bool next = opts.kernel == KernelProfile::BpfNext;
+        const bool jit64 = arch.jit_requested && arch.bits64;
+        // z on the copy a patch carries (rows n and o jump to patch_call_imm after patching)
+        auto patched_copy = [&] {
+            Insn c = insn;
+            if (opts.patch_call_imm && c.imm >= 0 && c.imm < kInternalCallBase) c.imm = call_imm_of_helper(c.imm);
+            return c;
+        };
+        // n: prog->aux as an extra argument: bpf-next keys it on aux.arg_prog (the register), the
+        // 6.x kernels on bpf_timer_set_callback (always R3)
+        if (next ? ax.arg_prog != 0 : insn.imm == BPF_FUNC_timer_set_callback) {
+            const uint8_t reg = next ? ax.arg_prog : static_cast<uint8_t>(BPF_REG_3);
+            if (reg > BPF_REG_5)
+                return fail(-EFAULT, "verifier bug: insn " + std::to_string(i) + ": arg_prog names r" + std::to_string(reg));
+            replace(emit_prog_aux_arg(reg, patched_copy()));
+            return {};
+        }
+        // o: bpf_per_cpu_ptr / bpf_this_cpu_ptr on a per-CPU allocation (6.6+, so not 6.1)
+        if (ax.call_with_percpu_alloc_ptr && opts.kernel != KernelProfile::K6_1) {
+            replace(emit_percpu_alloc_ptr_arg(patched_copy()));
+            return {};
+        }
+        // p: map helpers. A poisoned or unknown map keeps the generic helper (then row z); a known
+        // one is inlined (lookups) or called directly at the map op (imm change not modelled).
+        if (jit64 && is_map_helper(insn.imm)) {
+            const bool known = !ax.map_ptr_poisoned && ax.map_index >= 0 && ax.map_index < static_cast<int32_t>(prog.maps.size());
+            if (known) {
+                if (insn.imm == BPF_FUNC_map_lookup_elem) {
+                    auto p = emit_map_lookup_inline(prog.maps[static_cast<size_t>(ax.map_index)], arch);
+                    if (!p.empty()) replace(std::move(p));
+                }
+                return {};
+            }
+        }
+        // q: jiffies64
+        if (jit64 && insn.imm == BPF_FUNC_jiffies64) {
+            replace({ldimm64_lo(BPF_REG_0, 0, static_cast<int32_t>(kJiffiesAddr & 0xffffffffu)),
+                     ldimm64_hi(static_cast<int32_t>(kJiffiesAddr >> 32)), ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0)});
+            return {};
+        }
+        // r, s: x86-64 verifier-side helper inlines (SMP kernel)
+        // 6.1 has neither row (no per-CPU insn there, profile_arch; 6.1 keeps the helper call, kernel-vm
+        // notes §4). Row r came with `w0 = &cpu_number` (BPF_MOV32_IMM, measured on
+        // 6.12.117); a 2025 verifier.c change made it BPF_MOV64_IMM (bpf-next). Row s (current
+        // task) is a 2025 addition: bpf-next only.
+        if (arch.verifier_inlines_helpers && arch.jit_requested && arch.supports_percpu_insn) {
+            if (insn.imm == BPF_FUNC_get_smp_processor_id) {
+                const Insn set = opts.kernel == KernelProfile::K6_12 ? mov32_imm(BPF_REG_0, kPcpuCpuNumber)
+                                                                      : mov64_imm(BPF_REG_0, kPcpuCpuNumber);
+                replace({set, percpu(BPF_REG_0), ldx(BPF_W, BPF_REG_0, BPF_REG_0, 0)});
+                return {};
+            }
+            if ((insn.imm == BPF_FUNC_get_current_task || insn.imm == BPF_FUNC_get_current_task_btf) && next) {
+                replace({mov64_imm(BPF_REG_0, kPcpuCurrentTask), percpu(BPF_REG_0), ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0)});
+                return {};
+            }
+        }
+        // t-w: tracing programs read their arguments from the trampoline's ctx directly
+        if (prog.prog_type == BPF_PROG_TYPE_TRACING) {
+            switch (insn.imm) {
+                case BPF_FUNC_get_func_arg:
+                    replace(emit_get_func_arg(prog.attach, prog.attach_btf_vlen, opts.kernel));
+                    return {};
+                case BPF_FUNC_get_func_ret:
+                    replace(emit_get_func_ret(prog.attach, opts.kernel));
+                    return {};
+                case BPF_FUNC_get_func_arg_cnt:
+                    replace(emit_get_func_arg_cnt(prog.attach, prog.attach_btf_vlen, opts.kernel));
+                    return {};
+                case BPF_FUNC_get_func_ip:
+                    replace(emit_get_func_ip());
+                    return {};
+                default:
+                    break;
+            }
+        }
+        // x: get_branch_snapshot (CONFIG_PERF_EVENTS; 6.10+, so not 6.1)
+        if (jit64 && opts.kernel != KernelProfile::K6_1 && insn.imm == BPF_FUNC_get_branch_snapshot) {
+            replace(emit_get_branch_snapshot());
+            return {};
+        }
+        // y: kptr_xchg as an atomic exchange (6.9+, so not 6.1)
+        if (jit64 && opts.kernel != KernelProfile::K6_1 && arch.supports_ptr_xchg && insn.imm == BPF_FUNC_kptr_xchg) {
+            replace(emit_kptr_xchg());
+            return {};
+        }
+        // z: patch_call_imm, in place (no length change)
+        insn = patched_copy();
+        return {};
+    }
+
     // Row m. Privileged JIT path with a known map and key: a poke descriptor, imm = slot + 1, no
     // patch. Unprivileged map: [if r3 >= max_entries goto end; w3 &= index_mask; tail call].
     static PatchOutcome tail_call(Program& prog, uint32_t i, const RewriteOptions& opts, patch::PatchBatch& batch) {

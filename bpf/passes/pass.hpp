@@ -30,6 +30,10 @@ struct RewriteOptions {
     bool privileged = true;            // bpf_capable(): dead-code removal instead of sanitize
     bool test_rnd_hi32 = false;        // BPF_F_TEST_RND_HI32
     uint64_t rnd_hi32_seed = 0;        // deterministic stand-in for get_random_u32()
+    // do_misc_fixups row z (patch_call_imm): rewrite every remaining helper call's imm to its
+    // address-delta stand-in (internal_calls.hpp call_imm_of_helper). Off by default until the
+    // interpreter decodes it (it executes helpers by id).
+    bool patch_call_imm = false;
     std::vector<std::string> only;     // pass names to run; empty = all, in kernel order
 };
 

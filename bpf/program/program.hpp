@@ -23,6 +23,21 @@ namespace patchfuzz {
 // What the verifier learnt about a pointer operand; only the kinds the rewrites read.
 enum class PtrType : uint8_t { None = 0, Ctx, Stack, MapValue, Packet, Btf, Arena };
 
+// The expected_attach_type of a BPF_PROG_TYPE_TRACING program, as far as the get_func_* inlines
+// of do_misc_fixups (spec/patching.md §5.3 rows t-u) tell them apart. Our own numbering (stable in
+// .case files), not the uapi enum: FSESSION and the *_MULTI types are too new for a fixed number.
+enum class TraceAttach : uint8_t {
+    Other = 0,     // fentry, iter, lsm, ...: no return value to read
+    RawTp,         // BPF_TRACE_RAW_TP (tp_btf)
+    Fentry,        // BPF_TRACE_FENTRY
+    Fexit,         // BPF_TRACE_FEXIT
+    ModifyReturn,  // BPF_MODIFY_RETURN
+    Fsession,      // BPF_TRACE_FSESSION (bpf-next)
+    FentryMulti,   // BPF_TRACE_FENTRY_MULTI (bpf-next)
+    FexitMulti,    // BPF_TRACE_FEXIT_MULTI (bpf-next)
+    FsessionMulti, // BPF_TRACE_FSESSION_MULTI (bpf-next)
+};
+
 // struct bpf_insn_aux_data (include/linux/bpf_verifier.h): the fields the rewrite passes read or
 // the patchers move. Zero-initialised means "fresh slot" exactly as the kernel's vrealloc+memset.
 struct InsnAux {
@@ -129,6 +144,11 @@ struct MapDef {
 struct Program {
     std::string name;
     uint32_t prog_type = 0;             // BPF_PROG_TYPE_*
+    // What the tracing-helper inlines (do_misc_fixups rows t-v) read about the attach target:
+    // prog->expected_attach_type, and btf_type_vlen() of its BTF func proto (for tp_btf the first
+    // param is the hidden `void *__data`). Program-wide, never moved by a patcher.
+    TraceAttach attach = TraceAttach::Other;
+    uint8_t attach_btf_vlen = 0;
     std::vector<isa::Insn> insns;
     std::vector<InsnAux> aux;           // same length as insns
     std::vector<SubprogInfo> subprogs;  // subprog_cnt + 1 (fake exit last)

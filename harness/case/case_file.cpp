@@ -11,6 +11,7 @@
 #include <charconv>
 #include <limits>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "bpf/arch/arch_profile.hpp"
 #include "bpf/asm/assemble.hpp"
 #include "bpf/asm/disassemble.hpp"
+#include "bpf/isa/validate.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/loader/bpf_names.hpp"
 
@@ -49,6 +51,13 @@ constexpr std::pair<passes::IterInline, std::string_view> kIterInline[] = {
 
 constexpr std::pair<passes::KernelProfile, std::string_view> kKernels[] = {
     {passes::KernelProfile::BpfNext, "bpf-next"}, {passes::KernelProfile::K6_1, "6.1"}, {passes::KernelProfile::K6_12, "6.12"}};
+
+constexpr std::pair<TraceAttach, std::string_view> kTraceAttach[] = {
+    {TraceAttach::Other, "other"},         {TraceAttach::RawTp, "raw_tp"},
+    {TraceAttach::Fentry, "fentry"},       {TraceAttach::Fexit, "fexit"},
+    {TraceAttach::ModifyReturn, "fmod_ret"}, {TraceAttach::Fsession, "fsession"},
+    {TraceAttach::FentryMulti, "fentry_multi"}, {TraceAttach::FexitMulti, "fexit_multi"},
+    {TraceAttach::FsessionMulti, "fsession_multi"}};
 
 constexpr uint64_t kDefaultStepBudget = interp::ExecInput{}.step_budget;
 
@@ -256,6 +265,9 @@ Expected<T> Parser::num(const Line& l, const Tok& t, std::string_view s, std::st
     }
     uint64_t u = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), u, base);
+    // All digits but more than 64 bits: a range error, not "expected a number".
+    if (!v.empty() && ec == std::errc::result_out_of_range && p == v.data() + v.size())
+        return err(l.no, col, std::string(what) + " " + std::string(s) + " is out of range");
     if (v.empty() || ec != std::errc() || p != v.data() + v.size())
         return err(l.no, col, "expected a number for " + std::string(what) + ", got '" + std::string(s) + "'");
     if constexpr (std::is_unsigned_v<T>) {
@@ -383,6 +395,8 @@ Status Parser::program(const Section& s, Case& c) const {
     if (!toks) return toks.error();
     std::string name;
     uint32_t type = 0;
+    TraceAttach attach = TraceAttach::Other;
+    uint8_t attach_vlen = 0;
     for (size_t i = 1; i < toks->size(); ++i) {
         const Tok& t = (*toks)[i];
         auto [k, v] = kv(t);
@@ -392,8 +406,19 @@ Status Parser::program(const Section& s, Case& c) const {
             auto pt = loader::prog_type_by_name(*v);
             if (!pt) return err(s.header.no, t.col + 5, "unknown program type '" + std::string(*v) + "'");
             type = *pt;
+        } else if (k == "attach" && v) {
+            auto at = value_in(kTraceAttach, *v);
+            if (!at)
+                return err(s.header.no, t.col + 7,
+                           "unknown attach type '" + std::string(*v) +
+                               "' (other, raw_tp, fentry, fexit, fmod_ret, fsession, fentry_multi, fexit_multi, fsession_multi)");
+            attach = *at;
+        } else if (k == "attach-vlen" && v) {
+            auto n = num<uint8_t>(s.header, t, *v, "attach-vlen");
+            if (!n) return n.error();
+            attach_vlen = *n;
         } else {
-            return err(s.header.no, t.col, "unknown program attribute '" + t.text + "' (name=, type=)");
+            return err(s.header.no, t.col, "unknown program attribute '" + t.text + "' (name=, type=, attach=, attach-vlen=)");
         }
     }
     auto insns = assemble_lines(s.body);
@@ -401,6 +426,8 @@ Status Parser::program(const Section& s, Case& c) const {
     c.program = make_program(std::move(*insns));
     c.program.name = std::move(name);
     c.program.prog_type = type;
+    c.program.attach = attach;
+    c.program.attach_btf_vlen = attach_vlen;
     return {};
 }
 
@@ -977,11 +1004,17 @@ void write_asm(std::ostringstream& o, const std::vector<isa::Insn>& insns, const
 Expected<Case> parse_case(std::string_view text, const std::string& path) { return Parser(text, path).run(); }
 
 Expected<Case> read_case(const std::string& path) {
+    // A directory opens as a stream on Linux and reads as empty: say what it is instead.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return Error{path, std::string("cannot read: ") + std::strerror(EISDIR)};
     std::ifstream in(path, std::ios::binary);
     if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
     std::ostringstream ss;
     ss << in.rdbuf();
-    return parse_case(ss.str(), path);
+    auto c = parse_case(ss.str(), path);
+    if (!c) return c;
+    if (auto v = isa::validate_program(c->program); !v) return v.error().with_context(path);
+    return c;
 }
 
 std::string write_case(const Case& c) {
@@ -996,6 +1029,8 @@ std::string write_case(const Case& c) {
     o << "-- program";
     if (!p.name.empty()) o << " name=" << quote(p.name);
     if (p.prog_type) o << " type=" << loader::prog_type_name(p.prog_type);
+    if (p.attach != TraceAttach::Other) o << " attach=" << name_in(kTraceAttach, p.attach);
+    if (p.attach_btf_vlen) o << " attach-vlen=" << unsigned(p.attach_btf_vlen);
     o << '\n';
     write_asm(o, p.insns, "");
 

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 
 #include "bpf/arch/arch_profile.hpp"
 
@@ -230,7 +232,10 @@ TEST(CaseFile, ErrorsAreLocated) {
     EXPECT_EQ(parse_err("# only a comment\n"), "t.case:1: missing section '-- program'");
     EXPECT_EQ(parse_err("hello\n" + prog), "t.case:1:1: expected a '# comment' or a section such as '-- program'");
     EXPECT_EQ(parse_err(prog + "-- maps x\n"), "t.case:4:9: section '-- maps' takes no arguments");
-    EXPECT_EQ(parse_err("-- program flavour=x\nexit\n"), "t.case:1:12: unknown program attribute 'flavour=x' (name=, type=)");
+    EXPECT_EQ(parse_err("-- program flavour=x\nexit\n"), "t.case:1:12: unknown program attribute 'flavour=x' (name=, type=, attach=, attach-vlen=)");
+    EXPECT_EQ(parse_err("-- program type=tracing attach=fexitt\nexit\n"),
+              "t.case:1:32: unknown attach type 'fexitt' (other, raw_tp, fentry, fexit, fmod_ret, fsession, fentry_multi, fexit_multi, fsession_multi)");
+    EXPECT_EQ(parse_err("-- program attach-vlen=256\nexit\n"), "t.case:1:24: attach-vlen 256 is out of range");
     EXPECT_EQ(parse_err("-- program type=nosuch\nexit\n"), "t.case:1:17: unknown program type 'nosuch'");
     // maps
     EXPECT_EQ(parse_err(prog + "-- maps\n1 m type=hash\n"), "t.case:5:1: map index 1 out of order (expected 0)");
@@ -296,6 +301,43 @@ TEST(CaseFile, AssemblerErrorsPointIntoTheCaseFile) {
     EXPECT_EQ(e.rfind("t.case:5:", 0), 0u) << e;
     const std::string p = parse_err("-- program\nexit\n-- patches\nbatch\nreplace 0\n  r0 = 1\n  bogus insn\n");
     EXPECT_EQ(p.rfind("t.case:7:", 0), 0u) << p;
+}
+
+// Found by the malformed-input catalogue (issue 8): a value with more than 64 bits of digits was
+// reported as "expected a number" although it is one; it is a range error.
+TEST(CaseFile, NumbersPast64BitsAreOutOfRange) {
+    const std::string prog = "-- program\nr0 = 0\nexit\n";
+    EXPECT_EQ(parse_err(prog + "-- input\nr1 0x1ffffffffffffffff\n"), "t.case:5:4: r1 0x1ffffffffffffffff is out of range");
+    EXPECT_EQ(parse_err(prog + "-- options\nseed=18446744073709551616\n"), "t.case:5:6: seed 18446744073709551616 is out of range");
+    EXPECT_EQ(parse_err(prog + "-- input\nr1 0x1fffffffffffffffg\n"), "t.case:5:4: expected a number for r1, got '0x1fffffffffffffffg'");
+}
+
+// read_case() is the file boundary: besides the syntax it validates the program, so a verb never
+// runs (or rewrites) a program the kernel would have rejected up front. Found by the catalogue:
+// `patchfuzz replay` passed a program that falls off its end and one that jumps into an ldimm64.
+TEST(CaseFile, ReadCaseValidatesTheProgram) {
+    const std::string dir = std::string(PATCHFUZZ_BINARY_DIR) + "/case_file_test_dir." + std::to_string(getpid());
+    const std::string path = dir + ".case";
+    auto read_text = [&](const std::string& text) {
+        std::ofstream(path, std::ios::binary) << text;
+        auto c = read_case(path);
+        return c ? std::string("ok") : c.error().to_string();
+    };
+    EXPECT_EQ(read_text("-- program\nr0 = 0\nexit\n"), "ok");
+    EXPECT_EQ(read_text("-- program\nr0 = 0\n"), path + ": pc 0: last insn falls through off the end");
+    EXPECT_EQ(read_text("-- program\ngoto pc+1\nr1 = 0x100000000\nexit\n"),
+              path + ": pc 0: jump to pc 2 lands in the second half of ldimm64 at pc 1");
+    EXPECT_EQ(read_text("-- program\nr0 = 0\nexit\n-- subprogs\n0\n"),
+              path + ": subprogs: need at least 2 entries (subprog 0 and the fake exit), got 1");
+    // parse_case() alone keeps accepting it: tests build broken programs on purpose.
+    EXPECT_TRUE(parse_case("-- program\nr0 = 0\n", "t.case").ok());
+    std::remove(path.c_str());
+    // A directory is named as one, not read as an empty file.
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+    auto d = read_case(dir);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error().to_string(), dir + ": cannot read: Is a directory");
+    rmdir(dir.c_str());
 }
 
 TEST(CaseFile, AtomicWriteThenRead) {

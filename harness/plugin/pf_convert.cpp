@@ -129,6 +129,8 @@ Program from_pf(const pf_program& v, const Program& like) {
     Program p;
     p.name = like.name;
     p.prog_type = like.prog_type;
+    p.attach = like.attach;
+    p.attach_btf_vlen = like.attach_btf_vlen;
     p.maps = like.maps;
     p.kfuncs = like.kfuncs;
     p.insns.assign(v.insns, v.insns + v.len);
