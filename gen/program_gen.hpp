@@ -16,6 +16,7 @@
 #include "bpf/program/program.hpp"
 #include "gen/choice_source.hpp"
 #include "gen/gen_stats.hpp"
+// Campaign cases pair a generated program with an optional explicit batch (harness make_case()).
 
 namespace patchfuzz::gen {
 

@@ -28,3 +28,9 @@ set_tests_properties(kernel_cli_unknown_sub PROPERTIES PASS_REGULAR_EXPRESSION "
 # fixed batch. It exits 77 when qemu or the kernel package is unavailable: ctest reports SKIPPED.
 add_test(NAME kernel_vm_ci COMMAND ${PATCHFUZZ_SOURCE_ROOT}/ci/kernel $<TARGET_FILE:patchfuzz>)
 set_tests_properties(kernel_vm_ci PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS "kernel;vm")
+
+# The `kernel` oracle of campaigns: flag errors need no VM.
+add_test(NAME fuzz_kernel_oracle_bad_tag COMMAND $<TARGET_FILE:patchfuzz> fuzz --oracles structural,kernel --kernel 5.4)
+set_tests_properties(fuzz_kernel_oracle_bad_tag PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz fuzz: --kernel takes 6.1 or 6.12")
+add_test(NAME fuzz_kernel_oracle_bad_batch COMMAND $<TARGET_FILE:patchfuzz> fuzz --oracles kernel --kernel-batch 0)
+set_tests_properties(fuzz_kernel_oracle_bad_batch PROPERTIES PASS_REGULAR_EXPRESSION "--kernel-batch takes a whole number from 1 to 100000")

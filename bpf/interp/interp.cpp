@@ -139,6 +139,7 @@ private:
     bool call_kfunc(uint32_t pc, int32_t btf_id);
     bool push_frame(uint32_t pc, uint32_t target, bool loop_cb);
     MapModel* map_arg(uint32_t pc, uint64_t handle, const char* what);
+    bool tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index);
     uint32_t map_index(uint64_t handle) const;
     uint64_t clock_read();
     bool special_load(uint64_t addr, uint32_t size, uint64_t& out);
@@ -435,7 +436,18 @@ DInsn Machine::decode_one(uint32_t pc, std::string& why) {
                     } else {
                         d.imm = maps_[lo32]->direct_value(static_cast<uint32_t>(hi.imm));
                         if (d.imm == 0) {
-                            why = "ld_imm64 map value of a map that is not an array";
+                            // bpf-next: a per-CPU array's value means this CPU's copy (the verifier
+                            // types it PTR_TO_MAP_VALUE); do_misc_fixups (row i) turns it into
+                            // [ld_imm64 per-CPU pointer; dst = per-cpu(dst)]. The rewritten form
+                            // is recognised by that BPF_MOV64_PERCPU_REG right after the pair.
+                            const uint64_t pp = maps_[lo32]->percpu_direct_value(static_cast<uint32_t>(hi.imm));
+                            const bool rewritten = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
+                                                   prog_.insns[pc + 2].off == passes::kAddrPercpuOff &&
+                                                   prog_.insns[pc + 2].dst_reg == i.dst_reg && prog_.insns[pc + 2].src_reg == i.dst_reg;
+                            d.imm = pp == 0 ? 0 : rewritten ? pp : percpu_addr(pp);
+                        }
+                        if (d.imm == 0) {
+                            why = "ld_imm64 map value of a map that is not an array (or value offset out of range)";
                             d.op = INVALID;
                         }
                     }
@@ -444,7 +456,10 @@ DInsn Machine::decode_one(uint32_t pc, std::string& why) {
                 case BPF_PSEUDO_BTF_ID: d.imm = kKsymBase + (lo32 << 12); break;
                 case BPF_PSEUDO_FUNC: {
                     int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
-                    if (t < 0 || t >= static_cast<int64_t>(n)) {
+                    // t == n: the callback's code was removed as dead (the verifier never reached
+                    // it, e.g. bpf_loop with nr_loops 0 after inlining). The kernel still loads a
+                    // (dangling) address; only calling it would fault, and the callers check.
+                    if (t < 0 || t > static_cast<int64_t>(n)) {
                         why = "ld_imm64 function address out of range";
                         d.op = INVALID;
                         return d;
@@ -492,6 +507,22 @@ MapModel* Machine::map_arg(uint32_t pc, uint64_t handle, const char* what) {
         if (m->handle() == handle) return m.get();
     fault(pc, std::string(what) + ": " + hex(handle) + " is not a map pointer");
     return nullptr;
+}
+
+// A tail call through the helper or the internal insn, as the kernel interpreter's JMP_TAIL_CALL
+// (kernel/bpf/core.c ___bpf_prog_run) and the JITs do it: an index >= max_entries (u32 compare)
+// or an exhausted MAX_TAIL_CALL_CNT falls through before anything happens; otherwise the counter
+// is taken and the slot is read. Our prog arrays are empty, so every call then falls through too,
+// but the counted attempt is the observable effect (a rewrite that drops an in-range call, or
+// makes an out-of-range one count, diverges).
+bool Machine::tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index) {
+    MapModel* m = map_arg(pc, map, "tail call");
+    if (!m) return false;
+    const uint32_t idx = static_cast<uint32_t>(index);
+    if (idx >= m->def().max_entries || tail_calls_ >= kMaxTailCalls) return true;
+    ++tail_calls_;
+    res_.effects.push_back("tail_call(map " + std::to_string(map_index(map)) + ", index " + std::to_string(idx) + ")");
+    return true;
 }
 
 uint32_t Machine::map_index(uint64_t handle) const {
@@ -720,9 +751,7 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
             case BPF_FUNC_tail_call: {
                 // No program is ever installed in our prog arrays: the call falls through, as the
                 // kernel does for an empty slot (r0 keeps its value, like the internal insn).
-                if (!map_arg(pc, a2, "bpf_tail_call")) return false;
-                res_.effects.push_back("tail_call(map " + std::to_string(map_index(a2)) + ", index " +
-                                       std::to_string(static_cast<uint32_t>(a3)) + ")");
+                if (!tail_call_attempt(pc, a2, a3)) return false;
                 ret = r_[0];
                 break;
             }
@@ -1050,10 +1079,7 @@ void Machine::loop() {
                 // Internal tail call (r1 ctx, r2 prog array, r3 index): our prog arrays are empty, so
                 // every tail call falls through; the attempt itself is the observable effect.
                 steps_ = steps;
-                if (!map_arg(pc, r[2], "tail call")) return;
-                res_.effects.push_back("tail_call(map " + std::to_string(map_index(r[2])) + ", index " +
-                                       std::to_string(static_cast<uint32_t>(r[3])) + ")");
-                ++tail_calls_;
+                if (!tail_call_attempt(pc, r[2], r[3])) return;
                 break;
             }
             case CALL_HELPER:

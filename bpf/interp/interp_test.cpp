@@ -152,6 +152,22 @@ TEST(InterpFaults, AreResultsWithPcAndReason) {
     EXPECT_EQ(r.status, S::Unsupported);
 }
 
+// A callback whose code dead-code removal dropped (the verifier never reached it): its PSEUDO_FUNC
+// load still yields an address, as in the kernel; only bpf_loop calling it would fault. Found by
+// the kernel oracle (6.12 test runs of an inlined bpf_loop with nr_loops 0).
+TEST(InterpCalls, PseudoFuncLoadOfARemovedCallbackIsNotAFault) {
+    Insn lo = lddw(2, 0), hi = ldimm64_hi(0);
+    lo.src_reg = BPF_PSEUDO_FUNC;
+    lo.imm = 2;  // pc 0 + 1 + 2 = 3 = len: just past the end
+    ExecResult r = run({lo, hi, mov64_imm(0, 7), exit_insn()});
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 7u);
+    // Calling it is the fault.
+    lo.imm = 6;  // 0 + 1 + 6 = 7 = len
+    r = run({lo, hi, mov64_imm(1, 1), mov64_imm(3, 0), mov64_imm(4, 0), call_helper(BPF_FUNC_loop), exit_insn()});
+    EXPECT_EQ(r.status, S::Fault);
+}
+
 TEST(InterpCalls, LocalCallsHaveOwnFramesAndPreserveR6ToR9) {
     // main: r6 = 1, r7 = 2; call f; r0 = r0*100 + r6 + r7; f clobbers its own r6/r7 and stack.
     auto p = {mov64_imm(6, 1), mov64_imm(7, 2), st(BPF_DW, 10, -8, 77), call_pseudo(6), alu64_imm(BPF_MUL, 0, 100),
@@ -267,6 +283,52 @@ TEST(InterpHelpers, HashAndLruMaps) {
     ASSERT_EQ(l.status, S::Ok) << l.reason;
     EXPECT_EQ(l.r0, 99u);
     EXPECT_EQ(l.maps[0].size(), 2u);
+}
+
+TEST(InterpHelpers, TailCallsOutOfRangeHaveNoEffect) {
+    // bpf_tail_call(ctx, prog_array, index) for indices 1, 2, 0x100000001 on a 2-slot array, then
+    // the same three through the internal tail-call insn (r1 ctx, r2 map, r3 index). The kernel
+    // (core.c JMP_TAIL_CALL, the JITs) compares the u32 index with max_entries first: index 2 is
+    // out of range and nothing happens; 0x100000001 is index 1. Empty slots fall through, r0 kept.
+    std::vector<Insn> p = {mov64_imm(0, 5)};
+    for (bool internal : {false, true})
+        for (uint64_t idx : {1ULL, 2ULL, 0x100000001ULL}) {
+            p.push_back(ldimm64_lo(2, BPF_PSEUDO_MAP_IDX, 0));
+            p.push_back(ldimm64_hi(0));
+            p.push_back(ldimm64_lo(3, 0, static_cast<int32_t>(static_cast<uint32_t>(idx))));
+            p.push_back(ldimm64_hi(static_cast<int32_t>(idx >> 32)));
+            p.push_back(internal ? make(BPF_JMP | kOpTailCall, 0, 0, 0, 0) : call_helper(BPF_FUNC_tail_call));
+        }
+    p.push_back(exit_insn());
+    Program pr = make_program(p);
+    pr.maps.push_back(MapDef{.type = BPF_MAP_TYPE_PROG_ARRAY, .key_size = 4, .value_size = 4, .max_entries = 2});
+    ExecResult r = execute(pr, {}, arch_x86_64());
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 5u);
+    const std::vector<std::string> want(4, "tail_call(map 0, index 1)");
+    EXPECT_EQ(r.effects, want);
+}
+
+TEST(InterpHelpers, PercpuArrayValueLoadOriginalAndRewrittenAgree) {
+    // ld_imm64 MAP_VALUE of a PERCPU_ARRAY (bpf-next), value offset 4: this CPU's element 0 bytes
+    // 4..7. Original form: the ld_imm64 alone; rewritten (do_misc_fixups row i): followed by
+    // r1 = per-cpu(r1). Both read 0x44332211 from the input's element 0 value.
+    auto prog = [](bool rewritten) {
+        std::vector<Insn> p = {ldimm64_lo(1, BPF_PSEUDO_MAP_VALUE, 0), ldimm64_hi(4)};
+        if (rewritten) p.push_back(make(BPF_ALU64 | BPF_MOV | BPF_X, 1, 1, -1, 0));
+        p.push_back(ldx(BPF_W, 0, 1, 0));
+        p.push_back(exit_insn());
+        Program pr = make_program(p);
+        pr.maps.push_back(MapDef{.type = BPF_MAP_TYPE_PERCPU_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 2});
+        return pr;
+    };
+    ExecInput in;
+    in.maps = {{MapEntry{{0, 0, 0, 0}, {0xaa, 0xbb, 0xcc, 0xdd, 0x11, 0x22, 0x33, 0x44}}}};
+    for (bool rw : {false, true}) {
+        ExecResult r = execute(prog(rw), in, arch_x86_64());
+        ASSERT_EQ(r.status, S::Ok) << rw << ": " << r.reason;
+        EXPECT_EQ(r.r0, 0x44332211u) << rw;
+    }
 }
 
 TEST(InterpCost, BpfForCyclesFollowTheModel) {

@@ -152,6 +152,12 @@ uint64_t MapModel::direct_value(uint32_t off) const {
     return Memory::addr(obj_region_, kArrayValueOffset + off);
 }
 
+uint64_t MapModel::percpu_direct_value(uint32_t off) const {
+    // bpf-next percpu_array direct value: element 0's per-CPU pointer + off, off < value_size.
+    if (kind_ != Kind::Array || !percpu_ || percpu_values_.empty() || off >= def_.value_size) return 0;
+    return kPercpuBase + (Memory::addr(percpu_values_[0], off) - kRegionBase);
+}
+
 std::vector<MapEntry> MapModel::entries() {
     std::vector<MapEntry> out;
     if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {

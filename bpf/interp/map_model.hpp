@@ -43,6 +43,9 @@ public:
     int64_t remove(const uint8_t* key);
     // Value address of array element 0 + off (ld_imm64 MAP_VALUE), 0 when not an array.
     uint64_t direct_value(uint32_t off) const;
+    // Per-CPU pointer (kPercpuBase + ...) of element 0 + off of a per-CPU array (bpf-next: ld_imm64
+    // MAP_VALUE of a PERCPU_ARRAY), 0 for any other map or off >= value_size.
+    uint64_t percpu_direct_value(uint32_t off) const;
     [[nodiscard]] std::vector<MapEntry> entries();
     [[nodiscard]] uint32_t elem_size() const { return elem_size_; }
 

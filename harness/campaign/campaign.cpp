@@ -8,15 +8,18 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <sstream>
 
 #include "bpf/util/rng.hpp"
+#include "gen/patch_batch_gen.hpp"
 #include "gen/profiles.hpp"
 #include "gen/program_gen.hpp"
 #include "gen/rng_source.hpp"
 #include "bpf/util/atomic_file.hpp"
 #include "bpf/util/check.hpp"
+#include "harness/campaign/known_findings.hpp"
 #include "harness/triage/triage.hpp"
 
 namespace patchfuzz::harness {
@@ -117,6 +120,10 @@ public:
         } else if (f.size() == 1 && f[0] == "D") {
             // Detected (before triage, which may take a while): time to first detection.
             if (s_.first_finding_s < 0) s_.first_finding_s = since(t0_);
+        } else if (f.size() == 2 && f[0] == "N") {
+            // A failing case whose failures are all known findings.
+            ++s_.known;
+            ++s_.known_hits[f[1]];
         } else if (f.size() == 2 && f[0] == "K") {
             s_.corpus_added += std::stoull(f[1]);
         }
@@ -137,7 +144,8 @@ private:
 // aggregate in-process). Returns when the index range, the deadline or the stop flag ends it.
 class Worker {
 public:
-    Worker(const CampaignConfig& cfg, Clock::time_point t0) : cfg_(cfg), t0_(t0) {}
+    Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)
+        : cfg_(cfg), t0_(t0), known_(known) {}
 
     template <class Emit>
     void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
@@ -166,11 +174,14 @@ public:
             new_feature |= seen_features_.insert(pass).second;
         }
         emit(t.encode());
-        if (report.failed()) {
+        // Known findings are counted, not triaged; triage sees only the new failures.
+        const CaseReport fresh = known_ && report.failed() ? known_->without_known(report) : report;
+        if (report.failed() && !fresh.failed()) emit("N\t" + signature_of(*report.first_failure()));
+        if (fresh.failed()) {
             emit("D");
-            const TriageResult tr = triage_failure(c, report, cfg_.run, cfg_.out_dir);
+            const TriageResult tr = triage_failure(c, fresh, cfg_.run, cfg_.out_dir);
             std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
-                         tr.new_bucket ? " (new bucket)" : " (known bucket)", tr.bucket_dir.c_str(),
+                         tr.new_bucket ? " (new bucket)" : " (existing bucket)", tr.bucket_dir.c_str(),
                          tr.replay_command.c_str());
             emit("F\t" + std::string(tr.new_bucket ? "1" : "0") + "\t" + tr.signature);
         }
@@ -193,6 +204,15 @@ public:
             auto g = gen::generate(src, go);
             c.program = std::move(g.program);
             c.inputs = std::move(g.inputs);
+            // 1 case in 4 (decided by the case seed) is patcher-only: one explicit random batch that
+            // patches the side-table boundaries (a poke's insn, subprog starts, line info, insn
+            // arrays, removals, -ERANGE) which the passes rarely or never patch.
+            if (Rng(seed ^ 0x7061746368ULL).chance(1, 4)) {
+                gen::add_poke_descriptors(src, c.program, 3);
+                gen::BatchGenOptions bo;
+                bo.overflow_pct = 25;
+                c.patches = {gen::generate_patch_batch(src, c.program, bo)};
+            }
         }
         c.seed = seed;
         c.options.iter_inline = parse_iter(cfg_.iter_inline).value_or(passes::IterInline::V4);
@@ -206,8 +226,16 @@ public:
 private:
     const CampaignConfig& cfg_;
     Clock::time_point t0_;
+    const KnownFindings* known_;
     std::set<std::string> seen_features_;
 };
+
+std::string kernel_status(const CampaignSummary& s) {
+    if (!s.kernel) return "";
+    const auto& k = *s.kernel;
+    return " | kernel " + std::to_string(k.agree) + "/" + std::to_string(k.accepted) + " agree of " +
+           std::to_string(k.cases) + (k.error.empty() ? "" : " (VM ERROR)");
+}
 
 void print_status(const CampaignSummary& s, double elapsed, bool final_line) {
     const size_t npass = passes::pass_names().size();
@@ -219,10 +247,12 @@ void print_status(const CampaignSummary& s, double elapsed, bool final_line) {
     };
     std::fprintf(stderr,
                  "\r[%6.1fs] cases %llu (%.0f/s) | pass %llu fail %llu unknown %llu skip %llu | passes triggered "
-                 "%zu/%zu | findings %llu buckets %zu   %s",
+                 "%zu/%zu | findings %llu buckets %zu known %llu%s   %s",
                  elapsed, static_cast<unsigned long long>(s.cases), elapsed > 0 ? double(s.cases) / elapsed : 0.0,
                  get("pass"), get("fail"), get("unknown"), get("skip"), covered, npass,
-                 static_cast<unsigned long long>(s.findings), s.buckets.size(), final_line ? "\n" : "");
+                 static_cast<unsigned long long>(s.findings), s.buckets.size(), static_cast<unsigned long long>(s.known),
+                 kernel_status(s).c_str(),
+                 final_line ? "\n" : "");
     std::fflush(stderr);
 }
 
@@ -264,7 +294,40 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
                 fs::remove(e.path(), ec);
         }
     }
-    Worker main_worker(cfg, t0);
+    // The kernel oracle's thread files its findings here; the main thread drains them into the
+    // aggregate (which is not thread-safe) with the status updates.
+    std::mutex kernel_mu;
+    std::vector<std::string> kernel_lines;
+    std::unique_ptr<KernelStream> kernel_stream;
+    if (cfg.kernel) {
+        KernelStreamConfig kc = *cfg.kernel;
+        kc.seed = cfg.seed;
+        kc.out_dir = cfg.out_dir;
+        kernel_stream = std::make_unique<KernelStream>(
+            kc, [&](bool new_bucket, const std::string& sig, const std::string& dir, const std::string& replay) {
+                std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", sig.c_str(),
+                             new_bucket ? " (new bucket)" : " (existing bucket)", dir.c_str(), replay.c_str());
+                std::lock_guard lk(kernel_mu);
+                kernel_lines.push_back("D");
+                kernel_lines.push_back("F\t" + std::string(new_bucket ? "1" : "0") + "\t" + sig);
+            });
+    }
+    auto drain_kernel = [&] {
+        if (!kernel_stream) return;
+        std::vector<std::string> lines;
+        {
+            std::lock_guard lk(kernel_mu);
+            lines.swap(kernel_lines);
+        }
+        for (const auto& l : lines) agg.add_line(l);
+        sum.kernel = kernel_stream->figures();
+    };
+
+    // Loaded before the workers fork, so each inherits it.
+    const KnownFindings known = KnownFindings::load(cfg.known_dir, cfg.run);
+    sum.known_files = known.files();
+    for (const auto& n : known.notes()) std::fprintf(stderr, "patchfuzz fuzz: %s\n", n.c_str());
+    Worker main_worker(cfg, t0, &known);
     replay_corpus(cfg, main_worker, agg, sum);
 
     const uint64_t end = cfg.runs ? cfg.runs : UINT64_MAX;
@@ -288,6 +351,7 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
         (void)write_file_atomic(cfg.out_dir + "/timeline.csv", timeline);
     };
     auto maybe_status = [&] {
+        drain_kernel();
         const double e = since(t0);
         if (cfg.status_line && (e - last_status >= (tty ? 0.5 : 5.0))) {
             print_status(sum, e, !tty);
@@ -296,7 +360,9 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
         if (e - last_row >= 1.0) add_row(e);
     };
 
+    // The kernel thread starts after the workers are forked: fork() copies only the calling thread.
     if (cfg.jobs <= 1) {
+        if (kernel_stream) kernel_stream->start();
         main_worker.run_indices(0, 1, end, [&](const std::string& line) {
             agg.add_line(line);
             maybe_status();
@@ -315,7 +381,7 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
             PATCHFUZZ_CHECK(pid >= 0, "fork");
             if (pid == 0) {
                 close(p[0]);
-                Worker wk(cfg, t0);
+                Worker wk(cfg, t0, &known);
                 FILE* out = fdopen(p[1], "w");
                 wk.run_indices(w, cfg.jobs, end, [&](const std::string& line) {
                     std::fputs(line.c_str(), out);
@@ -328,6 +394,7 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
             close(p[1]);
             kids.push_back({pid, p[0], {}});
         }
+        if (kernel_stream) kernel_stream->start();
         size_t open = kids.size();
         while (open > 0) {
             std::vector<pollfd> pfds;
@@ -363,6 +430,11 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
             if (WIFSIGNALED(st) && WTERMSIG(st) != SIGTERM) ++sum.workers_crashed;
             if (WIFEXITED(st) && WEXITSTATUS(st) != 0) ++sum.workers_crashed;
         }
+    }
+    if (kernel_stream) {
+        if (cfg.status_line) std::fprintf(stderr, "\npatchfuzz fuzz: waiting for the kernel batch in flight\n");
+        sum.kernel = kernel_stream->finish();
+        drain_kernel();
     }
     sum.seconds = since(t0);
     add_row(sum.seconds);
@@ -400,7 +472,22 @@ std::string CampaignSummary::to_json() const {
         o << (first ? "" : ", ") << "\"" << json_escape(b) << "\"";
         first = false;
     }
-    o << "], \"corpus_added\": " << corpus_added << ", \"workers_crashed\": " << workers_crashed << "}";
+    o << "], \"known\": " << known << ", \"known_files\": " << known_files << ", \"known_hits\": {";
+    first = true;
+    for (const auto& [k, v] : known_hits) {
+        o << (first ? "" : ", ") << "\"" << json_escape(k) << "\": " << v;
+        first = false;
+    }
+    o << "}, \"corpus_added\": " << corpus_added << ", \"workers_crashed\": " << workers_crashed;
+    if (kernel) {
+        const auto& k = *kernel;
+        o << ", \"kernel\": {\"release\": \"" << json_escape(k.release) << "\", \"batches\": " << k.batches
+          << ", \"cases\": " << k.cases << ", \"accepted\": " << k.accepted << ", \"agree\": " << k.agree
+          << ", \"differ\": " << k.differ << ", \"model_failed\": " << k.model_failed << ", \"crashed\": " << k.crashed
+          << ", \"run_disagree\": " << k.run_disagree << ", \"boot_s\": " << k.boot_s << ", \"vm_wall_s\": " << k.vm_wall_s
+          << ", \"error\": \"" << json_escape(k.error) << "\"}";
+    }
+    o << "}";
     return o.str();
 }
 
@@ -423,8 +510,20 @@ std::string CampaignSummary::to_text() const {
     }
     o << "  findings     " << findings << " in " << buckets.size() << " bucket(s)\n";
     for (const auto& b : buckets) o << "    " << b << "\n";
+    o << "  known        " << known << " failing case(s) matched the " << known_files << " filed finding(s)\n";
+    for (const auto& [k, v] : known_hits) o << "    " << v << " x " << k << "\n";
     if (corpus_added) o << "  corpus       +" << corpus_added << " new-coverage cases\n";
     if (workers_crashed) o << "  WORKERS CRASHED: " << workers_crashed << "\n";
+    if (kernel) {
+        const auto& k = *kernel;
+        o << "  kernel       " << (k.release.empty() ? "(no batch completed)" : k.release) << ": " << k.cases
+          << " programs in " << k.batches << " boot(s), " << k.accepted << " accepted, " << k.agree
+          << " xlated agree, " << k.differ << " differ, " << k.model_failed << " model failed, " << k.crashed
+          << " VM crashes, " << k.run_disagree << " test-run mismatches";
+        if (k.boot_s >= 0) o << "; boot " << k.boot_s << " s";
+        o << "\n";
+        if (!k.error.empty()) o << "  KERNEL ORACLE ERROR: " << k.error << "\n";
+    }
     return o.str();
 }
 

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/campaign/kernel_stream.hpp"
 #include "harness/runner/runner.hpp"
 
 namespace patchfuzz::harness {
@@ -25,6 +27,10 @@ struct CampaignConfig {
     std::string out_dir = "patchfuzz-out";
     bool status_line = true;       // live status on stderr
     std::string iter_inline = "v4";
+    std::optional<KernelStreamConfig> kernel;  // the `kernel` oracle: batches through a real kernel in qemu
+    // Filed findings (harness/campaign/known_findings.hpp): failures matching them are counted as
+    // known, not triaged into new buckets. Empty: none.
+    std::string known_dir;
 };
 
 struct CampaignSummary {
@@ -35,11 +41,15 @@ struct CampaignSummary {
     std::map<std::string, uint64_t> verdicts;      // pass/fail/unknown/skip -> count
     std::map<std::string, uint64_t> unknown_reasons;
     std::map<std::string, uint64_t> pass_triggers; // cases in which each pass emitted patches
-    uint64_t findings = 0;         // failing cases
+    uint64_t findings = 0;         // failing cases with a new (not known) failure
+    uint64_t known = 0;            // failing cases whose every failure is a known finding
+    std::map<std::string, uint64_t> known_hits;  // per known signature
+    uint32_t known_files = 0;      // filed findings loaded from CampaignConfig::known_dir
     double first_finding_s = -1;   // seconds into the campaign of the first finding (-1: none)
     std::vector<std::string> buckets;  // distinct signatures
     uint64_t corpus_added = 0;
     uint32_t workers_crashed = 0;
+    std::optional<KernelStreamFigures> kernel;  // with the `kernel` oracle
 
     [[nodiscard]] double cases_per_sec() const { return seconds > 0 ? double(cases) / seconds : 0; }
     [[nodiscard]] std::string to_json() const;

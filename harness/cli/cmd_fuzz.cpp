@@ -1,7 +1,9 @@
 // patchfuzz fuzz: the main job — a differential fuzzing campaign over generated programs.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <string>
@@ -11,6 +13,8 @@
 #include "gen/profiles.hpp"
 #include "harness/campaign/campaign.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/kernel/kernel_image.hpp"
+#include "harness/kernel/process.hpp"
 #include "harness/plugin/plugin_patcher.hpp"
 
 namespace patchfuzz::cli {
@@ -20,7 +24,8 @@ void fuzz_usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]\n"
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
-                 "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n\n"
+                 "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
+                 "                      [--kernel 6.1|6.12] [--kernel-batch N] [--known DIR | --no-known]\n\n"
                  "Generate valid BPF programs, run the kernel's rewrite passes with the incremental (kernel\n"
                  "model) and the batched patcher under each arch profile, and check every result with the\n"
                  "oracles. Failures are minimized, bucketed by semantic signature and written atomically to\n"
@@ -29,7 +34,12 @@ void fuzz_usage(std::FILE* out) {
                  "  --runs K         stop after K generated cases\n"
                  "  --seed S         campaign seed (default 1; printed; case i is replayable alone)\n"
                  "  --jobs J         J worker processes, results merged (default 1)\n"
-                 "  --oracles LIST   comma list of structural,smt-jump,smt-inline,exec (default all four)\n"
+                 "  --oracles LIST   comma list of structural,smt-jump,smt-inline,exec (default all four),\n"
+                 "                   and kernel: batches of verifier-acceptable programs through a real kernel\n"
+                 "                   under qemu (xlated vs our model, test runs vs our interpreter); needs\n"
+                 "                   `patchfuzz kernel fetch --kernel K` first\n"
+                 "  --kernel K       the kernel oracle's Debian kernel: 6.1 or 6.12 (default 6.12)\n"
+                 "  --kernel-batch N programs per VM boot (default 200)\n"
                  "  --arch LIST      comma list of x86_64,arm64,jit32 (default all three)\n"
                  "  --profile NAME   generate programs shaped like a real workload (see `patchfuzz gen --help`)\n"
                  "  --max-insns N    size bound of random programs (default 96)\n"
@@ -37,9 +47,13 @@ void fuzz_usage(std::FILE* out) {
                  "  --corpus DIR     replay DIR/*.case first; save new-coverage cases there\n"
                  "  --out DIR        findings and campaign output (default patchfuzz-out)\n"
                  "  --patcher-lib X  also check an external batched patcher (C ABI, include/patchfuzz/patcher.h)\n"
+                 "  --known DIR      filed findings (*.case): failures matching one (signature, and for exec the\n"
+                 "                   pass that causes it) are counted as known, not written as new buckets\n"
+                 "                   (default: corpus/regression/findings of the source tree, when it exists)\n"
+                 "  --no-known       treat every failure as new\n"
                  "  --json           print the summary as JSON on stdout\n"
                  "  --quiet          no live status line\n\n"
-                 "exit: 0 no finding, 1 findings, 2 bad usage\n");
+                 "exit: 0 no new finding (known ones allowed), 1 new findings, 2 bad usage\n");
 }
 
 int bad(const std::string& m) {
@@ -68,8 +82,9 @@ void on_signal(int) { harness::g_stop_campaign.store(true); }
 
 int cmd_fuzz(Args args) {
     harness::CampaignConfig cfg;
-    bool json = false, have_seconds = false;
-    std::string plugin;
+    bool json = false, have_seconds = false, want_kernel = false, no_known = false, have_known = false;
+    std::string plugin, kernel_tag = "6.12";
+    uint32_t kernel_batch = 200;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
         auto value = [&](std::string& out) -> bool {
@@ -109,9 +124,19 @@ int cmd_fuzz(Args args) {
             for (const auto& o : cfg.run.oracles) {
                 bool known = false;
                 for (const char* k : harness::kOracleNames) known |= o == k;
-                if (!known || o == "kernel")
-                    return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec)");
+                if (!known) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec, kernel)");
             }
+            // The kernel oracle is not a per-case oracle of the runner: the campaign batches it.
+            auto k = std::find(cfg.run.oracles.begin(), cfg.run.oracles.end(), "kernel");
+            want_kernel = k != cfg.run.oracles.end();
+            if (want_kernel) cfg.run.oracles.erase(k);
+        } else if (a == "--kernel") {
+            if (!value(kernel_tag) || (kernel_tag != "6.1" && kernel_tag != "6.12"))
+                return bad("--kernel takes 6.1 or 6.12");
+        } else if (a == "--kernel-batch") {
+            if (!value(v) || !parse_u64(v, n) || n == 0 || n > 100000)
+                return bad("--kernel-batch takes a whole number from 1 to 100000");
+            kernel_batch = static_cast<uint32_t>(n);
         } else if (a == "--arch") {
             if (!value(v)) return bad("--arch needs a list");
             cfg.run.arches = split(v);
@@ -130,6 +155,13 @@ int cmd_fuzz(Args args) {
             if (!value(cfg.corpus_dir)) return bad("--corpus needs a directory");
         } else if (a == "--out") {
             if (!value(cfg.out_dir)) return bad("--out needs a directory");
+        } else if (a == "--known") {
+            if (!value(cfg.known_dir)) return bad("--known needs a directory");
+            std::error_code ec;
+            if (!std::filesystem::is_directory(cfg.known_dir, ec)) return bad("--known: '" + cfg.known_dir + "' is not a directory");
+            have_known = true;
+        } else if (a == "--no-known") {
+            no_known = true;
         } else if (a == "--patcher-lib") {
             if (!value(plugin)) return bad("--patcher-lib needs a shared library");
         } else {
@@ -137,6 +169,14 @@ int cmd_fuzz(Args args) {
         }
     }
     if (!have_seconds && cfg.runs == 0) cfg.seconds = 20;
+    if (no_known && have_known) return bad("--known and --no-known exclude each other");
+    if (no_known) {
+        cfg.known_dir.clear();
+    } else if (!have_known) {
+        const std::string def = std::string(PATCHFUZZ_SOURCE_ROOT) + "/corpus/regression/findings";
+        std::error_code ec;
+        if (std::filesystem::is_directory(def, ec)) cfg.known_dir = def;
+    }
     std::unique_ptr<harness::PluginPatcher> ext;
     if (!plugin.empty()) {
         auto loaded = harness::PluginPatcher::open(plugin);
@@ -144,6 +184,13 @@ int cmd_fuzz(Args args) {
         ext = std::move(*loaded);
         cfg.run.external = ext.get();
         cfg.run.external_name = std::string(ext->name());
+    }
+    if (want_kernel) {
+        auto co = kernel::default_check_options(kernel_tag, kernel::default_cache_dir(), PATCHFUZZ_SOURCE_ROOT);
+        if (!co) return bad("kernel oracle: " + co.error().to_string());
+        if (!kernel::find_in_path(co->vm.qemu)) return bad("kernel oracle: '" + co->vm.qemu + "' not found (install qemu-system-x86)");
+        co->run = true;
+        cfg.kernel = harness::KernelStreamConfig{.tag = kernel_tag, .check = *co, .batch = kernel_batch};
     }
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);

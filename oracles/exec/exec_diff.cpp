@@ -1,10 +1,13 @@
 #include "oracles/exec/exec_diff.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 
 #include "bpf/asm/disassemble.hpp"
 #include "bpf/patch/patch.hpp"
+#include "oracles/exec/zext_facts.hpp"
 
 namespace patchfuzz::oracles::exec {
 namespace {
@@ -58,7 +61,61 @@ std::string input_text(const interp::ExecInput& in) {
     return o.str();
 }
 
+// A fault reason with its numbers (addresses, sizes, pcs) replaced by N, so that summaries count
+// kinds of faults rather than individual ones.
+std::string fault_class(const interp::ExecResult& r) {
+    std::string out(interp::to_string(r.status));
+    out += ": ";
+    const std::string& s = r.reason;
+    for (size_t i = 0; i < s.size();) {
+        const bool in_word = i > 0 && (std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
+        if (std::isdigit(static_cast<unsigned char>(s[i])) && !in_word) {
+            while (i < s.size() && (std::isxdigit(static_cast<unsigned char>(s[i])) || s[i] == 'x')) ++i;
+            out += 'N';
+        } else {
+            out += s[i++];
+        }
+    }
+    return out;
+}
+
+passes::RewriteOptions ro_for(const ExecDiffOptions& opts, const ArchProfile& a) {
+    passes::RewriteOptions ro = opts.rewrite;
+    ro.arch = a;
+    return ro;
+}
+
 }  // namespace
+
+std::string divergence_cause(const Program& prog, const ArchProfile& arch, const std::string& patcher,
+                             const passes::RewriteOptions& ro, const interp::ExecInput& in, const interp::ExecResult& ref,
+                             uint32_t depth, bool r0_full, const std::string& kind) {
+    for (auto name : passes::pass_names()) {
+        if (!ro.only.empty() && std::find(ro.only.begin(), ro.only.end(), name) == ro.only.end()) continue;
+        passes::RewriteOptions one = ro;
+        one.only = {std::string(name)};
+        // The reference of a zext JIT has the zext pass applied; so has every single-pass variant.
+        if (arch.needs_zext && name != "zext") one.only.emplace_back("zext");
+        auto p = patch::make_patcher(patcher);
+        if (!p) return {};
+        Program q = prog;
+        if (!passes::run_pipeline(q, *p, one).outcome.ok()) continue;
+        interp::ExecResult r = interp::execute(q, in, arch);
+        if (r.status == interp::ExecResult::Status::Unsupported) continue;
+        auto d = compare_runs(ref, r, depth, r0_full, &prog.maps);
+        if (d && d->kind == kind) return std::string(name);
+    }
+    return {};
+}
+
+std::string exec_cause(const Verdict& v) {
+    if (v.oracle != "exec" || v.outcome != Outcome::Fail) return {};
+    const size_t at = v.reason.rfind(kCausePrefix);
+    if (at == std::string::npos) return {};
+    const size_t from = at + kCausePrefix.size();
+    const size_t end = v.reason.find(']', from);
+    return end == std::string::npos ? std::string() : v.reason.substr(from, end - from);
+}
 
 uint32_t main_stack_depth(const Program& prog) {
     if (!prog.subprogs.empty() && prog.subprogs[0].stack_depth) return prog.subprogs[0].stack_depth;
@@ -90,7 +147,7 @@ uint32_t main_stack_depth(const Program& prog) {
 }
 
 std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth,
-                                       bool r0_full) {
+                                       bool r0_full, const std::vector<MapDef>* maps) {
     using S = interp::ExecResult::Status;
     if (ref.status != cand.status)
         return Divergence{"status-mismatch", "reference " + std::string(interp::to_string(ref.status)) +
@@ -107,7 +164,7 @@ std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const inte
     if (auto d = compare_bytes("packet", ref.packet, cand.packet, 0, 0)) return d;
     if (ref.maps.size() != cand.maps.size()) return Divergence{"map-mismatch", "different number of maps"};
     for (size_t i = 0; i < ref.maps.size(); ++i)
-        if (ref.maps[i] != cand.maps[i])
+        if (ref.maps[i] != cand.maps[i] && !(maps && i < maps->size() && (*maps)[i].type == isa::kMapTypeInsnArray))
             return Divergence{"map-mismatch", "map " + std::to_string(i) + ": contents differ (" + std::to_string(ref.maps[i].size()) +
                                                   " vs " + std::to_string(cand.maps[i].size()) + " entries)"};
     if (ref.effects != cand.effects) {
@@ -140,6 +197,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         std::vector<Variant> cands;
     };
     std::vector<PerArch> setups;
+    const std::optional<std::string> facts_gap = zext_jit_fact_issue(prog);
     for (const ArchProfile& a : archs) {
         PerArch pa{a, prog, {}};
         passes::RewriteOptions ro = opts.rewrite;
@@ -166,6 +224,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     }
 
     Rng rng(opts.seed);
+    std::string first_ref_fault;
     interp::ExecOptions eo;
     const uint32_t total = static_cast<uint32_t>(opts.given.size()) + opts.inputs;
     for (uint32_t k = 0; k < total; ++k) {
@@ -174,15 +233,35 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         for (const PerArch& pa : setups) {
             interp::ExecResult ref = interp::execute(pa.ref, in, pa.arch, eo);
             ++st.executions;
+            // Something the reference models do not cover (a helper, kfunc, map type, LD_ABS):
+            // the case cannot be judged at all, whatever the input.
+            if (ref.status == interp::ExecResult::Status::Unsupported)
+                return Verdict::skip("exec", "not modelled: " + ref.reason + " (pc " + std::to_string(ref.fault_pc) + ", " +
+                                                 std::string(pa.arch.name) + ")");
             if (ref.status != interp::ExecResult::Status::Ok) {
+                if (first_ref_fault.empty()) first_ref_fault = fault_class(ref);
                 ++st.skipped_inputs;
                 continue;
             }
             for (const Variant& v : pa.cands) {
                 interp::ExecResult cand = interp::execute(v.prog, in, pa.arch, eo);
                 ++st.executions;
-                auto d = compare_runs(ref, cand, depth, opts.r0_full);
+                if (cand.status == interp::ExecResult::Status::Unsupported)
+                    return Verdict::skip("exec", "rewritten program not modelled: " + cand.reason + " (pc " +
+                                                     std::to_string(cand.fault_pc) + ", " + std::string(pa.arch.name) + ")");
+                auto d = compare_runs(ref, cand, depth, opts.r0_full, &prog.maps);
                 if (!d) continue;
+                if (pa.arch.needs_zext && facts_gap) {
+                    // Facts a zext JIT never sees (zext_facts.hpp): judge the program with them
+                    // corrected; only a divergence that survives is a finding.
+                    ExecDiffOptions again = opts;
+                    again.archs = {pa.arch};
+                    const Verdict completed = exec_diff(zext_jit_facts(prog), again);
+                    if (completed.outcome != Outcome::Fail)
+                        return Verdict::skip("exec", std::string(pa.arch.name) + ": " + *facts_gap + "; with facts a zext JIT can see the runs " +
+                                                         (completed.outcome == Outcome::Pass ? "agree" : "are not judged either"));
+                }
+                const std::string cause = divergence_cause(prog, pa.arch, v.patcher, ro_for(opts, pa.arch), in, ref, depth, opts.r0_full, d->kind);
                 // Re-run both with traces for the report.
                 interp::ExecOptions to;
                 to.trace_last = opts.trace_context;
@@ -194,14 +273,17 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                     << "\n  reference trace (last " << rt.trace.size() << " steps):\n"
                     << trace_text(pa.ref, rt, opts.trace_context) << "  rewritten trace (last " << ct.trace.size() << " steps):\n"
                     << trace_text(v.prog, ct, opts.trace_context);
-                Verdict vd = Verdict::fail("exec", d->kind, d->kind + " on " + std::string(pa.arch.name) + " with " + v.patcher, cex.str());
+                Verdict vd = Verdict::fail("exec", d->kind,
+                                           d->kind + " on " + std::string(pa.arch.name) + " with " + v.patcher + " " +
+                                               std::string(kCausePrefix) + cause + "]",
+                                           cex.str());
                 vd.arch = std::string(pa.arch.name);
                 return vd;
             }
         }
     }
     if (st.skipped_inputs == st.inputs_run * setups.size() && st.inputs_run > 0)
-        return Verdict::unknown("exec", "the reference faulted or ran out of steps on every input");
+        return Verdict::unknown("exec", "the reference faulted or ran out of steps on every input (first: " + first_ref_fault + ")");
     return Verdict::pass_("exec", std::to_string(st.inputs_run) + " inputs x " + std::to_string(setups.size()) + " profiles x " +
                                       std::to_string(patchers.size()) + " patchers agree");
 }

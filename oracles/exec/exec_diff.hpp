@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bpf/arch/arch_profile.hpp"
@@ -49,8 +50,25 @@ struct Divergence {
     std::string kind;    // "status-mismatch", "r0-mismatch", "state-bytes-mismatch", "map-mismatch", "effects-mismatch"
     std::string detail;
 };
+// `maps` (the program's map definitions, optional): INSN_ARRAY maps are not compared. Their values
+// are code addresses of the program that runs (bpf_prog_update_insn_ptrs in
+// kernel/bpf/bpf_insn_array.c), which a rewrite moves by design; what a gotox through them does is
+// compared through its effects instead.
 std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth,
-                                       bool r0_full);
+                                       bool r0_full, const std::vector<MapDef>* maps = nullptr);
+
+// Which single rewrite pass reproduces a divergence: the program rewritten by `patcher` with only
+// that pass (plus zext on a zext JIT, as the reference has it) is run on `in` and compared with
+// `ref`; the first pass (kernel order) giving a divergence of the same kind is the cause. Empty
+// when none does alone (an interaction of passes). Only passes in `ro.only` (when set) are tried.
+// A fail verdict's reason ends with "[cause: PASS]" (PASS possibly empty); triage buckets are
+// per signature, and the campaign's known findings match on signature and cause.
+inline constexpr std::string_view kCausePrefix = "[cause: ";
+std::string divergence_cause(const Program& prog, const ArchProfile& arch, const std::string& patcher,
+                             const passes::RewriteOptions& ro, const interp::ExecInput& in, const interp::ExecResult& ref,
+                             uint32_t depth, bool r0_full, const std::string& kind);
+// The cause recorded in an exec Fail verdict's reason ("" for other verdicts or no single pass).
+std::string exec_cause(const Verdict& v);
 
 // Stack bytes the program addresses below fp: subprogs[0].stack_depth when set, else the deepest
 // fp-relative offset the main subprog uses directly or through `rX = r10; rX += K` (rounded to 8).

@@ -4,11 +4,14 @@
 // inputs. Also: compare_runs classifies divergences.
 #include <gtest/gtest.h>
 
+#include <linux/bpf.h>
+
 #include <chrono>
 #include <cstdio>
 
 #include "bpf/interp/loop_programs.hpp"
 #include "oracles/exec/exec_diff.hpp"
+#include "oracles/exec/zext_facts.hpp"
 
 namespace patchfuzz::oracles::exec {
 namespace {
@@ -80,6 +83,120 @@ TEST(ExecDiff, CompareRunsClassifies) {
     b = a;
     b.status = interp::ExecResult::Status::Fault;
     EXPECT_EQ(compare_runs(a, b, 16, false)->kind, "status-mismatch");
+}
+
+TEST(ExecDiff, InsnArrayMapsAreNotCompared) {
+    // An insn array holds code addresses of the program that runs: a rewrite moves them by design.
+    interp::ExecResult a;
+    a.stack.assign(512, 0);
+    a.maps = {{interp::MapEntry{{0, 0, 0, 0}, {0x60, 1, 0, 0, 0, 0xb0, 0xff, 0xff}}}};
+    interp::ExecResult b = a;
+    b.maps[0][0].value[0] = 0x50;
+    std::vector<MapDef> defs = {MapDef{.type = isa::kMapTypeInsnArray, .key_size = 4, .value_size = 8, .max_entries = 1}};
+    EXPECT_FALSE(compare_runs(a, b, 16, false, &defs));
+    defs[0].type = BPF_MAP_TYPE_ARRAY;
+    EXPECT_EQ(compare_runs(a, b, 16, false, &defs)->kind, "map-mismatch");
+    EXPECT_EQ(compare_runs(a, b, 16, false)->kind, "map-mismatch");
+}
+
+TEST(ExecDiff, UnmodelledHelperIsSkipNotFailOrPass) {
+    // bpf_get_func_ip (173) has no reference model: the oracle cannot judge the program.
+    Program p = make_program({isa::call_helper(BPF_FUNC_get_func_ip), isa::exit_insn()});
+    Verdict v = exec_diff(p, opts_for(passes::IterInline::V4, {}, 4, 1));
+    EXPECT_EQ(v.outcome, Outcome::Skip) << v.reason;
+    EXPECT_NE(v.reason.find("helper 173"), std::string::npos) << v.reason;
+}
+
+// w1 = N (a 32-bit def), r2 = callback, r3 = r4 = 0, bpf_loop, r0 = loop result, exit; callback
+// returns 0. `zext` sets zext_dst on the w1 def (what the verifier does: helper args are 64-bit reads).
+Program bpf_loop_case(int32_t n, bool zext) {
+    using namespace isa;
+    Program p = make_program({mov32_imm(1, n), ldimm64_lo(2, BPF_PSEUDO_FUNC, 7), ldimm64_hi(0), mov64_imm(3, 0),
+                              mov64_imm(4, 0), call_helper(BPF_FUNC_loop), stx(BPF_DW, 10, 0, -8), ldx(BPF_DW, 0, 10, -8),
+                              exit_insn(), mov64_imm(0, 0), exit_insn()});
+    p.aux[0].zext_dst = zext;
+    p.aux[5].loop_fit_for_inline = true;
+    p.aux[5].loop_callback_subprogno = 1;
+    p.subprogs[0].stack_depth = 8;
+    p.subprogs[1].is_cb = true;
+    return p;
+}
+
+TEST(ExecDiff, HelperArgumentWithoutZextFactIsNotJudgedOnJit32) {
+    // Without zext_dst on `w1 = 3` a 32-bit JIT keeps r1's stale upper half: the helper model reads
+    // the u32 nr_loops (3), the inline compares all 64 bits. The kernel would have marked the def.
+    const Program bad = bpf_loop_case(3, false);
+    auto why = missing_zext_fact(bad);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("insn 0"), std::string::npos) << *why;
+    EXPECT_FALSE(missing_zext_fact(bpf_loop_case(3, true)).has_value());
+    Verdict v = exec_diff(bad, opts_for(passes::IterInline::V4, {arch_jit32()}, 8, 3));
+    EXPECT_EQ(v.outcome, Outcome::Skip) << v.reason << "\n" << v.counterexample;
+    // With the fact, jit32 is judged (and agrees: 3 iterations either way).
+    Verdict ok = exec_diff(bpf_loop_case(3, true), opts_for(passes::IterInline::V4, {arch_jit32()}, 8, 3));
+    EXPECT_EQ(ok.outcome, Outcome::Pass) << ok.reason << "\n" << ok.counterexample;
+    // A 64-bit redefinition before the call: the 32-bit def's upper half is never read.
+    Program redefined = bad;
+    redefined.insns.insert(redefined.insns.begin() + 1, isa::mov64_imm(1, 3));
+    redefined.aux.insert(redefined.aux.begin() + 1, InsnAux{});
+    EXPECT_FALSE(missing_zext_fact(redefined).has_value());
+}
+
+TEST(ExecDiff, Alu64ReadOfAnUnmarked32BitDefIsNotJudgedOnJit32) {
+    // w0 = 7; w0 /= w2 (misc_fixups rewrites it, marking the patched div zext_dst); r0 ^= r3 reads
+    // the upper half, so the verifier marks the div; a case without the mark is skipped on jit32
+    // but still judged on x86_64.
+    using namespace isa;
+    Program p = make_program({mov32_imm(0, 7), mov32_imm(2, 3), alu32_reg(BPF_DIV, 0, 2), mov64_imm(3, 1),
+                              alu64_reg(BPF_XOR, 0, 3), exit_insn()});
+    p.aux[0].zext_dst = p.aux[1].zext_dst = true;
+    auto why = missing_zext_fact(p);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("insn 2 defines w0"), std::string::npos) << *why;
+    // Whether this particular program diverges on jit32 depends on the inputs; what must hold is
+    // that it is never a fail, and that the completed facts make it pass.
+    EXPECT_NE(exec_diff(p, opts_for(passes::IterInline::V4, {arch_jit32()}, 4, 1)).outcome, Outcome::Fail);
+    EXPECT_FALSE(missing_zext_fact(with_zext_facts(p)).has_value());
+    EXPECT_EQ(exec_diff(with_zext_facts(p), opts_for(passes::IterInline::V4, {arch_jit32()}, 4, 1)).outcome, Outcome::Pass);
+    EXPECT_EQ(exec_diff(p, opts_for(passes::IterInline::V4, {arch_x86_64()}, 4, 1)).outcome, Outcome::Pass);
+    p.aux[2].zext_dst = true;
+    EXPECT_FALSE(missing_zext_fact(p).has_value());
+    // A 32-bit read (JMP32, ALU32) or a redefinition before any 64-bit read makes no claim.
+    Program q = make_program({mov32_imm(0, 7), jmp32_imm(BPF_JEQ, 0, 1, 0), alu32_imm(BPF_ADD, 0, 1), mov64_imm(0, 0), exit_insn()});
+    EXPECT_FALSE(missing_zext_fact(q).has_value());
+    // The path follows a `goto`: w0 s/= w2; goto +0; lock *(u64 *)(r10 -8) += r0 reads all 64 bits.
+    Program g = make_program({mov64_imm(2, 3), make(BPF_ALU | BPF_DIV | BPF_X, 0, 2, 1, 0), ja(0),
+                              make(BPF_STX | BPF_DW | BPF_ATOMIC, 10, 0, -8, BPF_ADD), mov64_imm(0, 0), exit_insn()});
+    auto gw = missing_zext_fact(g);
+    ASSERT_TRUE(gw.has_value());
+    EXPECT_NE(gw->find("insn 3 reads r0"), std::string::npos) << *gw;
+}
+
+TEST(ExecDiff, NeedsZextNarrowingIsNotJudgedOnJit32) {
+    // w2 = w8; r7 = r2 with needs_zext (misc_fixups narrows it to w7 = w2, no zext_dst); the stored
+    // r7 keeps a stale upper half on jit32. The verifier sets needs_zext only for arena pointers,
+    // which 32-bit JITs cannot load: no fail on jit32; x86_64 (implicit zero extension) agrees.
+    using namespace isa;
+    Program p = make_program({mov32_reg(2, 8), mov64_reg(7, 2), stx(BPF_DW, 10, 7, -8), mov64_imm(0, 0), exit_insn()});
+    p.aux[0].zext_dst = true;
+    p.aux[1].needs_zext = true;
+    p.subprogs[0].stack_depth = 8;
+    ASSERT_TRUE(zext_jit_fact_issue(p).has_value());
+    EXPECT_FALSE(missing_zext_fact(p).has_value());
+    Verdict j = exec_diff(p, opts_for(passes::IterInline::V4, {arch_jit32()}, 8, 2));
+    EXPECT_EQ(j.outcome, Outcome::Skip) << j.reason << "\n" << j.counterexample;
+    EXPECT_NE(j.reason.find("needs_zext"), std::string::npos) << j.reason;
+    EXPECT_EQ(exec_diff(p, opts_for(passes::IterInline::V4, {arch_x86_64()}, 8, 2)).outcome, Outcome::Pass);
+}
+
+TEST(ExecDiff, BpfLoopE2bigDivergenceIsAttributedToTheBpfLoopPass) {
+    // nr_loops = BPF_MAX_LOOPS + 1: the helper returns the long -E2BIG, the inline sets w0 = -7
+    // (finding 0001); the stored r0's upper half differs. Only the bpf_loop pass reproduces it.
+    Verdict v = exec_diff(bpf_loop_case(8388609, true), opts_for(passes::IterInline::V4, {arch_x86_64()}, 1, 1));
+    ASSERT_EQ(v.outcome, Outcome::Fail) << v.reason;
+    EXPECT_EQ(v.divergence, "state-bytes-mismatch");
+    EXPECT_EQ(exec_cause(v), "bpf_loop") << v.reason;
+    EXPECT_EQ(exec_cause(Verdict::pass_("exec", "x")), "");
 }
 
 TEST(ExecDiff, MainStackDepthFromFpUses) {

@@ -385,6 +385,9 @@ Verdict check_jump_targets(const Program& before, const patch::PatchBatch& batch
         const PatchView* pv = m.patch_at(t);
         if (!pv || pv->prologue == 0) return 0;
         if (from_patch == pv && from_slot < pv->prologue) return 0;  // the inserted insns themselves are skipped
+        // Batch semantics are the kernel loop's (bpf/patch/patch.hpp): the redirect applies to the
+        // jumps that exist when the prologue goes in, not to transfers a later patch brings.
+        if (from_patch != nullptr && from_patch->pos > pv->pos) return 0;
         return pv->prologue;
     };
 

@@ -49,6 +49,9 @@ void configure_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& op
     Z3_params_inc_ref(ctx, p);
     Z3_params_set_uint(ctx, p, Z3_mk_string_symbol(ctx, "timeout"), opts.timeout_ms);
     Z3_params_set_uint(ctx, p, Z3_mk_string_symbol(ctx, "random_seed"), opts.seed);
+    // Z3 installs its own SIGINT handler while it solves (ctrl_c=true), which swallows the Ctrl-C
+    // that should end a campaign cleanly; our own timeout bounds every query instead.
+    Z3_params_set_bool(ctx, p, Z3_mk_string_symbol(ctx, "ctrl_c"), false);
     Z3_solver_set_params(ctx, solver, p);
     Z3_params_dec_ref(ctx, p);
 }

@@ -1,0 +1,268 @@
+#include "gen/patch_batch_gen.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "bpf/isa/insn.hpp"
+
+namespace patchfuzz::gen {
+namespace {
+
+using namespace isa;
+using patch::Patch;
+using patch::PatchBatch;
+using patch::PatchKind;
+
+// Shape of the program the batch is drawn for: where subprogs start and which slots are the second
+// half of an ld_imm64 (never a patch position, jump target or removal boundary).
+struct Layout {
+    std::vector<uint32_t> starts;  // real subprog starts, ascending (fake exit excluded)
+    uint32_t len = 0;
+    std::vector<char> second;
+    [[nodiscard]] uint32_t sub_of(uint32_t i) const {
+        return static_cast<uint32_t>(std::upper_bound(starts.begin(), starts.end(), i) - starts.begin() - 1);
+    }
+    [[nodiscard]] uint32_t sub_end(uint32_t s) const { return s + 1 < starts.size() ? starts[s + 1] : len; }
+    [[nodiscard]] bool is_start(uint32_t i) const { return std::binary_search(starts.begin(), starts.end(), i); }
+};
+
+Layout layout_of(const Program& prog) {
+    Layout lay;
+    lay.len = prog.len();
+    for (size_t i = 0; i + 1 < prog.subprogs.size(); ++i) lay.starts.push_back(prog.subprogs[i].start);
+    std::sort(lay.starts.begin(), lay.starts.end());
+    lay.starts.erase(std::unique(lay.starts.begin(), lay.starts.end()), lay.starts.end());
+    if (lay.starts.empty() || lay.starts.front() != 0) lay.starts.insert(lay.starts.begin(), 0);
+    lay.second.assign(lay.len, 0);
+    for (uint32_t i = 0; i + 1 < lay.len; ++i)
+        if (is_ldimm64(prog.insns[i])) lay.second[++i] = 1;
+    return lay;
+}
+
+Insn random_alu(ChoiceSource& src) {
+    static constexpr uint8_t ops[] = {BPF_ADD, BPF_SUB, BPF_MUL, BPF_OR, BPF_AND, BPF_XOR, BPF_MOV, BPF_LSH, BPF_RSH};
+    const uint8_t op = ops[src.pick(sizeof(ops), Tag::Kind)];
+    const auto dst = static_cast<uint8_t>(src.draw(0, 9, Tag::Reg)), rs = static_cast<uint8_t>(src.draw(0, 9, Tag::Reg));
+    const auto imm = static_cast<int32_t>(src.draw(0, 100, Tag::Imm));
+    switch (src.pick(6)) {
+        case 0: return alu32_imm(op, dst, imm);
+        case 1: return alu32_reg(op, dst, rs);
+        case 2: return ldx(BPF_W, dst, BPF_REG_10, -8);
+        case 3: return stx(BPF_DW, BPF_REG_10, rs, -16);
+        case 4: return alu64_reg(op, dst, rs);
+        default: return alu64_imm(op, dst, imm);
+    }
+}
+
+// A relative jump with displacement `d` (|d| is small: the targets lie in one subprog of a
+// generated program): conditional (JMP and JMP32), ja, gotol (imm field), may_goto.
+Insn random_jump(ChoiceSource& src, int64_t d) {
+    const auto off = static_cast<int16_t>(d);
+    const auto reg = static_cast<uint8_t>(src.draw(0, 9, Tag::Reg));
+    switch (src.pick(6)) {
+        case 0: return jmp_imm(BPF_JEQ, reg, 0, off);
+        case 1: return jmp32_reg(BPF_JGT, reg, BPF_REG_2, off);
+        case 2: return ja(off);
+        case 3: return gotol(static_cast<int32_t>(d));
+        case 4: return may_goto(off);
+        default: return jmp_reg(BPF_JSLE, reg, BPF_REG_4, off);
+    }
+}
+
+// One patch buffer of `n` slots (patch-local length `nl`: n, or n + 1 for a prologue) at original
+// position `p`, in the local encoding of patch.hpp: internal transfers, outgoing forward and
+// backward transfers (same subprog, not a second slot, not removed, backward ones not below
+// `low`), pseudo calls and PSEUDO_FUNC to subprog starts.
+std::vector<Insn> gen_buffer(ChoiceSource& src, const Program& prog, const Layout& lay, const std::vector<char>& removed,
+                             uint32_t p, uint32_t n, uint32_t nl, uint32_t low) {
+    std::vector<Insn> buf(n);
+    const uint32_t s = lay.sub_of(p);
+    const uint32_t a = std::max(lay.starts[s], low), b = lay.sub_end(s);
+    auto ok_target = [&](uint32_t t) { return !lay.second[t] && !removed[t]; };
+    for (uint32_t j = 0; j < n; ++j) {
+        const uint64_t roll = src.draw(0, 99, Tag::Kind);
+        buf[j] = random_alu(src);
+        if (roll < 45) continue;
+        if (roll < 60) {  // internal: a slot of this patch (or, for a prologue, the copied insn)
+            const auto l = static_cast<int64_t>(src.draw(0, nl - 1, Tag::Jump));
+            buf[j] = random_jump(src, l - j - 1);
+        } else if (roll < 75) {  // outgoing forward: original t > p
+            if (p + 1 >= b) continue;
+            const auto t = static_cast<uint32_t>(src.draw(p + 1, b - 1, Tag::Jump));
+            if (!ok_target(t)) continue;
+            buf[j] = random_jump(src, int64_t{nl} + (int64_t{t} - p - 1) - j - 1);
+        } else if (roll < 88) {  // outgoing backward: original t < p
+            if (p <= a) continue;
+            const auto t = static_cast<uint32_t>(src.draw(a, p - 1, Tag::Jump));
+            // An earlier prologue position is a fair target: the redirect does not apply to a
+            // later patch's transfers (patch.hpp "batch semantics"; corpus/regression/patching 0008).
+            if (!ok_target(t)) continue;
+            buf[j] = random_jump(src, int64_t{t} - p - j - 1);
+        } else if (roll < 94) {  // pseudo call / PSEUDO_FUNC naming a subprog start
+            const uint32_t t = lay.starts[src.pick(static_cast<uint32_t>(lay.starts.size()))];
+            if (removed[t]) continue;
+            const int64_t l = t == p ? 0 : t > p ? int64_t{nl} + (int64_t{t} - p - 1) : int64_t{t} - p;
+            const auto d = static_cast<int32_t>(l - j - 1);
+            if (j + 1 < n && src.flag()) {
+                buf[j] = ldimm64_lo(BPF_REG_3, BPF_PSEUDO_FUNC, d);
+                buf[++j] = ldimm64_hi(0);
+            } else {
+                buf[j] = call_pseudo(d);
+            }
+        } else {
+            buf[j] = call_helper(static_cast<int32_t>(src.draw(1, 200, Tag::Imm)));
+        }
+    }
+    // A verbatim copy of the patched relative insn in a non-first slot is what the jump oracle's
+    // "copied-relative-jump" intent check reports (a pass bug class, spec §8): never emit one.
+    const Insn& orig = prog.insns[p];
+    if (relative_field(orig) != RelField::None)
+        for (uint32_t j = 1; j < n; ++j)
+            if (same(buf[j], orig)) {
+                buf[j] = mov64_imm(BPF_REG_0, 0);
+                if (is_ldimm64(orig) && j + 1 < n) buf[j + 1] = mov64_imm(BPF_REG_0, 0);
+            }
+    return buf;
+}
+
+// Where the oversized patch goes: a position strictly inside the span of some 16-bit jump (so that
+// jump crosses it), plus the jump itself, which the batch then leaves alone; a random first slot
+// (and no jump) when the program has no such jump. UINT32_MAX = none.
+struct Crossing {
+    uint32_t at = UINT32_MAX;
+    uint32_t jumper = UINT32_MAX;
+};
+
+Crossing crossed_position(ChoiceSource& src, const Program& prog, const Layout& lay) {
+    struct Span {
+        uint32_t k, lo, hi;  // jump at k; positions lo+1 .. hi-1 are crossed
+    };
+    std::vector<Span> spans;
+    for (uint32_t k = 0; k < lay.len; ++k) {
+        if (lay.second[k] || relative_field(prog.insns[k]) != RelField::Off16) continue;
+        const int64_t t = int64_t{k} + 1 + prog.insns[k].off;
+        const int64_t lo = std::min<int64_t>(k, t), hi = std::max<int64_t>(k, t);
+        if (hi - lo >= 2 && lo >= 0 && hi <= lay.len) spans.push_back({k, static_cast<uint32_t>(lo), static_cast<uint32_t>(hi)});
+    }
+    for (int tries = 0; tries < 8; ++tries) {
+        Crossing c;
+        if (!spans.empty()) {
+            const Span& s = spans[src.pick(static_cast<uint32_t>(spans.size()), Tag::Misc)];
+            c.at = static_cast<uint32_t>(src.draw(s.lo + 1, s.hi - 1, Tag::Misc));
+            c.jumper = s.k;
+        } else {
+            c.at = static_cast<uint32_t>(src.draw(0, lay.len - 1, Tag::Misc));
+        }
+        if (!lay.second[c.at]) return c;
+    }
+    return {};
+}
+
+// Longer than any 16-bit displacement can span: every jump across it overflows.
+constexpr uint32_t kOversized = 32768;
+
+}  // namespace
+
+std::vector<char> boundary_positions(const Program& prog) {
+    const uint32_t len = prog.len();
+    std::vector<char> b(len, 0);
+    if (len == 0) return b;
+    auto mark = [&](uint64_t i) {
+        if (i < len) b[i] = 1;
+    };
+    mark(0);
+    mark(len - 1);
+    for (const auto& s : prog.subprogs) mark(s.start);  // the fake exit (== len) falls outside
+    for (const auto& l : prog.linfo) mark(l.insn_off);
+    for (const auto& a : prog.insn_arrays)
+        for (const auto& e : a.entries)
+            if (e.xlated_off != kInsnDeleted) mark(e.xlated_off);
+    for (const auto& k : prog.pokes) mark(k.insn_idx);
+    return b;
+}
+
+PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const BatchGenOptions& o) {
+    PatchBatch batch;
+    const Layout lay = layout_of(prog);
+    const uint32_t len = lay.len;
+    if (len == 0 || prog.aux.size() != len || prog.subprogs.empty()) return batch;
+    const std::vector<char> boundary = boundary_positions(prog);
+
+    const Crossing cross = o.overflow_pct && src.draw(0, 99, Tag::Flag) < o.overflow_pct ? crossed_position(src, prog, lay)
+                                                                                           : Crossing{};
+    const uint32_t huge = cross.at;
+    struct Slot {
+        PatchKind kind;
+        uint32_t pos, count, n;
+    };
+    std::vector<Slot> slots;
+    std::vector<char> removed(len, 0);
+    uint32_t removed_total = 0;
+    for (uint32_t i = 0; i < len;) {
+        if (lay.second[i] || i == cross.jumper) { ++i; continue; }
+        if (i == huge) {
+            slots.push_back({PatchKind::Replace, i, 0, kOversized + static_cast<uint32_t>(src.draw(0, 40, Tag::Len))});
+            ++i;
+            continue;
+        }
+        const uint32_t pct = boundary[i] ? o.boundary_pct : o.density_pct;
+        if (src.draw(0, 99, Tag::Flag) >= pct) { ++i; continue; }
+        if (o.insert_before && lay.is_start(i) && src.chance(1, 3)) {
+            slots.push_back({PatchKind::InsertBefore, i, 0, static_cast<uint32_t>(src.draw(1, 3, Tag::Len))});
+            ++i;
+        } else if (i > 0 && o.remove_pct && src.draw(0, 99, Tag::Flag) < o.remove_pct) {
+            // 1-3 insns; no subprog start strictly inside, never the oversized position, never
+            // ending between the two slots of an ld_imm64, and at least 2 insns left.
+            const auto want = static_cast<uint32_t>(src.draw(1, 3, Tag::Len));
+            uint32_t e = i + 1;
+            while (e < len && e < i + want && !lay.is_start(e) && e != huge && e != cross.jumper) ++e;
+            if (e < len && lay.second[e]) --e;
+            const uint32_t c = e - i;
+            if (c == 0 || removed_total + c + 2 > len) { ++i; continue; }
+            slots.push_back({PatchKind::Remove, i, c, 0});
+            for (uint32_t k = i; k < e; ++k) removed[k] = 1;
+            removed_total += c;
+            i = e;
+        } else {
+            slots.push_back({PatchKind::Replace, i, 0, static_cast<uint32_t>(src.draw(1, std::max<uint32_t>(o.max_n, 1), Tag::Len))});
+            ++i;
+        }
+    }
+    for (const Slot& s : slots) {
+        Patch p{.kind = s.kind, .pos = s.pos, .count = s.count};
+        if (s.pos == huge) {
+            // Plain ALU only: its own transfers could not even be encoded across 32k slots.
+            p.insns.reserve(s.n);
+            for (uint32_t j = 0; j < s.n; ++j) p.insns.push_back(alu64_imm(BPF_ADD, static_cast<uint8_t>(j % 10), static_cast<int32_t>(j)));
+        } else {
+            // After the oversized patch a backward transfer across it would not fit its field (a
+            // precondition of patch.hpp, not a patcher behaviour): keep those above it.
+            const uint32_t low = huge != UINT32_MAX && s.pos > huge ? huge + 1 : 0;
+            if (s.kind == PatchKind::Replace) p.insns = gen_buffer(src, prog, lay, removed, s.pos, s.n, s.n, low);
+            if (s.kind == PatchKind::InsertBefore)
+                p.insns = gen_buffer(src, prog, lay, removed, s.pos, s.n, s.n + 1, low);
+        }
+        batch.patches.push_back(std::move(p));
+    }
+    return batch;
+}
+
+void add_poke_descriptors(ChoiceSource& src, Program& prog, uint32_t max) {
+    const Layout lay = layout_of(prog);
+    if (lay.len == 0 || max == 0) return;
+    std::set<uint32_t> have;
+    for (const auto& k : prog.pokes) have.insert(k.insn_idx);
+    std::vector<uint32_t> tail_calls;
+    for (uint32_t i = 0; i < lay.len; ++i)
+        if (!lay.second[i] && is_tail_call(prog.insns[i])) tail_calls.push_back(i);
+    const auto want = static_cast<uint32_t>(src.draw(1, max, Tag::Len));
+    const int32_t map = prog.maps.empty() ? -1 : 0;
+    for (uint32_t k = 0, tries = 0; k < want && tries < 4 * max; ++tries) {
+        uint32_t i = k < tail_calls.size() ? tail_calls[k] : static_cast<uint32_t>(src.draw(0, lay.len - 1, Tag::Misc));
+        if (lay.second[i] || !have.insert(i).second) continue;
+        prog.pokes.push_back(PokeDesc{.insn_idx = i, .map_index = map, .key = static_cast<uint32_t>(prog.pokes.size())});
+        ++k;
+    }
+}
+
+}  // namespace patchfuzz::gen

@@ -1,0 +1,49 @@
+#pragma once
+// Random explicit patch batches for any valid program: the patcher-only cases of a campaign (a
+// .case "-- patches" section, run by the runner without the passes) and the patcher properties.
+//
+// Why: the rewrite passes only ever patch the insns they rewrite, so the side-table boundary rules
+// of spec/patching.md (an entry AT the patched insn stays: subprog starts §3.2, line info §2.2,
+// pokes §3.3, insn arrays §3.5; removals §4) are reached only where a pass happens to patch such an
+// insn — never for pokes, whose insn (a tail call) no pass patches after the poke exists. These
+// batches patch exactly those positions often.
+//
+// Every batch satisfies the preconditions of bpf/patch/patch.hpp (validate_batch() accepts it, and
+// the semantic ones: outgoing transfers of a patch stay in their subprog and name neither a second
+// ld_imm64 slot nor a removed insn; backward ones fit their field), so the incremental and the
+// batched patcher must agree on it exactly: any difference is a patcher bug.
+//
+// The optional oversized patch (> 32767 insns, placed inside the span of an existing jump) drives
+// the -ERANGE paths (bpf_patch_insn_data() failing with "cannot be patched due to 16-bit range",
+// adjust_jmp_off() overflow) that small generated programs can never reach.
+#include <cstdint>
+#include <vector>
+
+#include "bpf/patch/patch.hpp"
+#include "bpf/program/program.hpp"
+#include "gen/choice_source.hpp"
+
+namespace patchfuzz::gen {
+
+struct BatchGenOptions {
+    uint32_t density_pct = 12;    // chance (%) that an ordinary insn is patched
+    uint32_t boundary_pct = 50;   // chance (%) that a side-table boundary insn is patched
+    uint32_t remove_pct = 20;     // chance (%) that a chosen position becomes a removal (0 = none)
+    bool insert_before = true;    // prologues at subprog starts (adjust_jmp_off)
+    uint32_t max_n = 6;           // longest replacement
+    uint32_t overflow_pct = 0;    // chance (%) of one oversized replacement (-ERANGE paths)
+};
+
+// Positions where the kernel's "entry at off stays" rules decide something: subprog starts, line
+// info records, insn-array entries, poke descriptors, position 0, the last insn. 1 = boundary.
+std::vector<char> boundary_positions(const Program& prog);
+
+// A valid batch for `prog` (see above). Deterministic in the choices `src` makes.
+patch::PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const BatchGenOptions& opts);
+
+// Adds up to `max` poke descriptors (kernel: bpf_jit_poke_descriptor of a constant-key tail call)
+// at tail calls first, then at other first slots, so that batches can patch a poke's own insn;
+// generated programs have none before the passes run.
+void add_poke_descriptors(ChoiceSource& src, Program& prog, uint32_t max);
+
+}  // namespace patchfuzz::gen

@@ -1,0 +1,158 @@
+#include "harness/campaign/kernel_stream.hpp"
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "bpf/util/atomic_file.hpp"
+#include "bpf/util/rng.hpp"
+#include "gen/acceptable_gen.hpp"
+#include "harness/campaign/campaign.hpp"
+#include "harness/case/case_file.hpp"
+#include "harness/triage/triage.hpp"
+
+namespace patchfuzz::harness {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Kernel batches draw from their own seed stream so adding the oracle does not change which
+// programs the in-process oracles see.
+constexpr uint64_t kKernelSeedSalt = 0x6b65726e656c3132ULL;  // "kernel12"
+
+const char* divergence_of(const kernel::CaseOutcome& o) {
+    switch (o.agreement) {
+        case kernel::Agreement::Differ: return "xlated-differ";
+        case kernel::Agreement::ModelFailed: return "model-failed";
+        case kernel::Agreement::Crashed: return "vm-crashed";
+        default: break;
+    }
+    return o.runs_agree() ? nullptr : "run-mismatch";
+}
+
+std::string verdict_text(const kernel::CaseOutcome& o, const std::string& tag, const std::string& release) {
+    std::ostringstream v;
+    v << "kernel " << tag << " (" << release << "): " << kernel::to_string(o.agreement) << "\n";
+    if (o.agreement == kernel::Agreement::Differ || o.agreement == kernel::Agreement::ModelFailed)
+        v << "kernel xlated " << o.kernel_len << " insns, model " << o.model_len << " insns (" << o.masked
+          << " masked)\n"
+          << o.diff << "\n";
+    for (const auto& r : o.runs)
+        if (!r.agree) v << "test run input " << r.input << ": " << r.detail << "\n";
+    if (!o.log.empty()) {
+        v << "verifier log tail:\n";
+        for (const auto& l : o.log) v << "  " << l << "\n";
+    }
+    return v.str();
+}
+
+}  // namespace
+
+struct KernelStream::State {
+    KernelStreamConfig cfg;
+    KernelFindingSink sink;
+    mutable std::mutex mu;
+    KernelStreamFigures fig;
+    bool stop = false;
+    std::thread thread;
+
+    void file_finding(const kernel::KernelCase& kc, const kernel::CaseOutcome& o, const char* divergence,
+                      uint64_t batch_seed, size_t index) {
+        const std::string signature = "kernel-" + cfg.tag + "/-/-/" + divergence + "/x86_64";
+        const BucketClaim claim = claim_bucket(cfg.out_dir, signature);
+        const fs::path bucket = claim.dir;
+        const fs::path case_path = bucket / "repro.case";
+        const bool new_bucket = claim.new_bucket;
+        const std::string replay = "patchfuzz kernel check " + case_path.string() + " --kernel " + cfg.tag + " --run";
+        if (new_bucket) {
+            Case c;
+            c.program = kc.program;
+            c.inputs = kc.inputs;
+            c.seed = batch_seed;
+            c.comments = {"found-by: patchfuzz fuzz --oracles kernel --kernel " + cfg.tag + " --seed " +
+                              std::to_string(cfg.seed) + " (kernel batch seed " + std::to_string(batch_seed) +
+                              ", program " + std::to_string(index) + ")",
+                          "signature: " + signature, "replay: " + replay};
+            // The verdict first: repro.case's presence marks a complete bucket.
+            (void)write_file_atomic((bucket / "verdict.txt").string(), verdict_text(o, cfg.tag, fig.release));
+            (void)write_case_file_atomic(c, case_path.string());
+        }
+        sink(new_bucket, signature, bucket.string(), replay);
+    }
+
+    void run_batch(uint64_t b) {
+        const uint64_t batch_seed = case_seed(cfg.seed ^ kKernelSeedSalt, b);
+        Rng rng(batch_seed);
+        gen::AcceptableOptions go;
+        go.v612 = cfg.tag != "6.1";
+        std::vector<kernel::KernelCase> cases;
+        cases.reserve(cfg.batch);
+        for (uint32_t i = 0; i < cfg.batch; ++i) {
+            auto g = gen::generate_acceptable(rng, go);
+            cases.push_back({"kbatch-" + std::to_string(batch_seed) + "-" + std::to_string(i), std::move(g.program),
+                             std::move(g.inputs)});
+        }
+        auto rep = kernel::check_cases(cases, cfg.check);
+        if (!rep) {
+            std::lock_guard lk(mu);
+            fig.error = rep.error().to_string();
+            return;
+        }
+        {
+            std::lock_guard lk(mu);
+            fig.batches++;
+            fig.cases += cases.size();
+            fig.accepted += rep->accepted;
+            fig.agree += rep->agree;
+            fig.differ += rep->differ;
+            fig.model_failed += rep->model_failed;
+            fig.crashed += rep->crashed;
+            fig.run_disagree += rep->run_disagree;
+            fig.vm_wall_s += rep->wall_s;
+            if (fig.boot_s < 0) fig.boot_s = rep->boot_s;
+            fig.release = rep->release;
+        }
+        for (size_t i = 0; i < rep->cases.size(); ++i)
+            if (const char* d = divergence_of(rep->cases[i])) file_finding(cases[i], rep->cases[i], d, batch_seed, i);
+    }
+
+    void loop() {
+        for (uint64_t b = 0;; ++b) {
+            run_batch(b);
+            std::lock_guard lk(mu);
+            // A VM that cannot run now will not run on the next batch either.
+            if (stop || !fig.error.empty()) return;
+        }
+    }
+};
+
+KernelStream::KernelStream(KernelStreamConfig cfg, KernelFindingSink sink) : st_(std::make_unique<State>()) {
+    st_->cfg = std::move(cfg);
+    st_->sink = std::move(sink);
+}
+
+KernelStream::~KernelStream() {
+    if (st_->thread.joinable()) (void)finish();
+}
+
+void KernelStream::start() {
+    st_->thread = std::thread([s = st_.get()] { s->loop(); });
+}
+
+KernelStreamFigures KernelStream::finish() {
+    {
+        std::lock_guard lk(st_->mu);
+        st_->stop = true;
+    }
+    if (st_->thread.joinable()) st_->thread.join();
+    return figures();
+}
+
+KernelStreamFigures KernelStream::figures() const {
+    std::lock_guard lk(st_->mu);
+    return st_->fig;
+}
+
+}  // namespace patchfuzz::harness

@@ -1,0 +1,81 @@
+// Known findings: the filed corpus/regression/findings cases become known keys (signature + the
+// exec cause), a report's failures with those keys are filtered out, other failures stay.
+#include "harness/campaign/known_findings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace patchfuzz::harness {
+namespace {
+
+const std::string kFindings = std::string(PATCHFUZZ_SOURCE_ROOT) + "/corpus/regression/findings";
+
+RunConfig exec_only() {
+    RunConfig c;
+    c.oracles = {"exec"};
+    c.exec_inputs = 2;
+    return c;
+}
+
+OracleVerdict exec_fail(const std::string& divergence, const std::string& arch, const std::string& cause) {
+    OracleVerdict v;
+    v.verdict = oracles::Verdict::fail("exec", divergence, divergence + " on " + arch + " with incremental [cause: " + cause + "]", "");
+    v.verdict.arch = arch;
+    v.arch = arch;
+    return v;
+}
+
+TEST(KnownFindings, FiledE2bigFindingIsKnownOnlyWithItsCause) {
+    const KnownFindings kf = KnownFindings::load(kFindings, exec_only());
+    EXPECT_GE(kf.files(), 1u);
+    EXPECT_TRUE(kf.notes().empty()) << kf.notes().front();
+    // 0001: r0 mismatch caused by the bpf_loop pass; on every profile the campaign runs.
+    EXPECT_TRUE(kf.keys().count("exec/-/-/r0-mismatch/x86_64|bpf_loop")) << *kf.keys().begin();
+    EXPECT_TRUE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop")));
+    // Same signature, another cause: new.
+    EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "misc_fixups")));
+    EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "")));
+
+    CaseReport r;
+    r.verdicts = {exec_fail("r0-mismatch", "x86_64", "bpf_loop")};
+    EXPECT_TRUE(r.failed());
+    EXPECT_FALSE(kf.without_known(r).failed());
+    r.verdicts.push_back(exec_fail("effects-mismatch", "x86_64", "dead_code"));
+    const CaseReport fresh = kf.without_known(r);
+    ASSERT_TRUE(fresh.failed());
+    EXPECT_EQ(fresh.first_failure()->verdict.divergence, "effects-mismatch");
+}
+
+// A filed case that also fails another way (here: its options ask for the buggy v3 iterator
+// inline, so the smt-inline proofs fail) only makes its filed failure known: a mutant that breaks
+// an inline would otherwise hide behind every filed case.
+TEST(KnownFindings, OnlyTheFiledSignatureBecomesKnown) {
+    const auto dir = std::filesystem::temp_directory_path() / "pf_known_only_filed";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    auto c = read_case(kFindings + "/0001-bpf-loop-e2big-r0-upper-half.case");
+    ASSERT_TRUE(c) << c.error().to_string();
+    c->options.iter_inline = passes::IterInline::V3;
+    ASSERT_TRUE(write_case_file_atomic(*c, (dir / "filed.case").string()));
+    RunConfig cfg = exec_only();
+    cfg.oracles = {"exec", "smt-inline"};
+    const CaseReport direct = run_case(*c, cfg);
+    bool inline_fails = false;
+    for (const auto& v : direct.verdicts) inline_fails |= v.verdict.outcome == oracles::Outcome::Fail && v.verdict.oracle == "smt-inline";
+    ASSERT_TRUE(inline_fails) << "the v3 inline must fail its proof for this test to mean anything";
+    const KnownFindings kf = KnownFindings::load(dir.string(), cfg);
+    ASSERT_FALSE(kf.empty());
+    for (const auto& k : kf.keys()) EXPECT_EQ(k.rfind("exec/-/-/r0-mismatch/", 0), 0u) << k;
+    std::filesystem::remove_all(dir);
+}
+
+TEST(KnownFindings, MissingDirectoryKnowsNothing) {
+    const KnownFindings kf = KnownFindings::load("/nonexistent/findings", exec_only());
+    EXPECT_TRUE(kf.empty());
+    EXPECT_EQ(kf.files(), 0u);
+    EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop")));
+}
+
+}  // namespace
+}  // namespace patchfuzz::harness
