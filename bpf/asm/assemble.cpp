@@ -30,6 +30,24 @@ struct Number {
     std::string text;
 };
 
+// Quoted input text in a message: control and non-ASCII bytes as \xHH, so a stray NUL or escape
+// byte in a file cannot garble the terminal or cut the message short.
+std::string printable(std::string_view t) {
+    static const char kHex[] = "0123456789abcdef";
+    std::string o;
+    for (char ch : t) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (u < 0x20 || u >= 0x7f) {
+            o += "\\x";
+            o += kHex[u >> 4];
+            o += kHex[u & 0xf];
+        } else {
+            o += ch;
+        }
+    }
+    return o;
+}
+
 struct Reg {
     uint8_t num = 0;
     bool wide = true;  // rN (true) or wN (false)
@@ -83,10 +101,10 @@ public:
         if (p_ >= s_.size()) return ", found end of line";
         size_t e = p_;
         while (e < s_.size() && e - p_ < 20 && s_[e] != ' ' && s_[e] != '\t') ++e;
-        return ", found '" + std::string(s_.substr(p_, e - p_)) + "'";
+        return ", found '" + printable(s_.substr(p_, e - p_)) + "'";
     }
     void end() {
-        if (!done()) fail("unexpected trailing text '" + std::string(rest()) + "'");
+        if (!done()) fail("unexpected trailing text '" + printable(rest()) + "'");
     }
     [[noreturn]] void fail(std::string msg) {
         ws();

@@ -251,6 +251,21 @@ TEST(Assemble, LocatedErrors) {
     }
 }
 
+// Control bytes in the input are quoted as \xHH in messages (a raw NUL used to end up in the
+// message and cut the terminal line short; found by the malformed-input catalogue).
+TEST(Assemble, ControlBytesInMessagesAreEscaped) {
+    const std::string nul("r0 = 0\nr1\0 = 1\n", 15);
+    auto a = assemble(nul, "prog.s");
+    ASSERT_FALSE(a.ok());
+    EXPECT_EQ(a.error().to_string(), "prog.s:2:3: expected an assignment operator, found '\\x00'");
+    auto b = assemble("exit \x1b[2J\n", "prog.s");
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(b.error().to_string(), "prog.s:1:6: unexpected trailing text '\\x1b[2J'");
+    auto c = assemble("r0 = 0 \xff\n", "prog.s");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error().to_string(), "prog.s:1:8: unexpected trailing text '\\xff'");
+}
+
 // Disassembler prints the kernel's own text for hand-built encodings.
 TEST(Disassemble, KernelText) {
     struct Row {

@@ -1,5 +1,6 @@
 #include "bpf/loader/btf_ext.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 namespace patchfuzz::loader {
@@ -34,6 +35,25 @@ Status walk_block(std::span<const uint8_t> blk, uint32_t min_rec, const std::str
 }
 
 }  // namespace
+
+Status check_btf_header(std::span<const uint8_t> btf, const std::string& where) {
+    if (btf.size() < 24)
+        return Error{where, ".BTF is " + std::to_string(btf.size()) + " bytes, shorter than its 24-byte header"};
+    uint16_t magic = 0;
+    std::memcpy(&magic, btf.data(), 2);
+    if (magic != kBtfMagic) {
+        char b[64];
+        std::snprintf(b, sizeof b, ".BTF has a bad magic 0x%04x (expected 0x%04x)", magic, kBtfMagic);
+        return Error{where, b};
+    }
+    if (btf[2] != 1) return Error{where, ".BTF version " + std::to_string(btf[2]) + " is not 1"};
+    const uint32_t hdr = u32_at(btf, 4);
+    if (hdr < 24 || hdr > btf.size()) return Error{where, ".BTF header length " + std::to_string(hdr) + " is invalid"};
+    const uint64_t body = btf.size() - hdr;
+    if (uint64_t{u32_at(btf, 8)} + u32_at(btf, 12) > body) return Error{where, ".BTF type section out of bounds"};
+    if (uint64_t{u32_at(btf, 16)} + u32_at(btf, 20) > body) return Error{where, ".BTF string table out of bounds"};
+    return {};
+}
 
 Expected<std::map<std::string, BtfExtSection>> read_btf_ext(std::span<const uint8_t> btf, std::span<const uint8_t> ext,
                                                             const std::string& where) {

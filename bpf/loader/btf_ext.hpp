@@ -19,6 +19,11 @@ struct BtfExtSection {
     std::vector<LineInfo> linfo;  // insn_off in bytes from the section start
 };
 
+// The .BTF header (struct btf_header: magic 0xeB9F, version 1, hdr_len, type and string sections
+// inside the blob), checked before libbpf sees the object so a corrupted .BTF gets a precise
+// message (".BTF has a bad magic 0x0000 (expected 0xeb9f)") instead of libbpf's generic one.
+Status check_btf_header(std::span<const uint8_t> btf, const std::string& where);
+
 // key: ELF section name. `btf` is the .BTF section (for its string table), `ext` the .BTF.ext one.
 Expected<std::map<std::string, BtfExtSection>> read_btf_ext(std::span<const uint8_t> btf, std::span<const uint8_t> ext,
                                                             const std::string& where);

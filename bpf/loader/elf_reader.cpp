@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace patchfuzz::loader {
@@ -105,6 +106,13 @@ Expected<ElfFile> read_elf(std::vector<uint8_t> bytes, const std::string& where)
             const auto sym = static_cast<uint32_t>(ELF64_R_SYM(r.r_info));
             if (sym >= f.symbols.size())
                 return Error{where, "relocation section '" + s.name + "': symbol index " + std::to_string(sym) + " out of range"};
+            const ElfSection& target = f.sections[s.info];
+            if (target.type != SHT_NOBITS && r.r_offset >= target.size) {
+                char off[32];
+                std::snprintf(off, sizeof off, "0x%llx", static_cast<unsigned long long>(r.r_offset));
+                return Error{where, "relocation section '" + s.name + "': entry " + std::to_string(i) + " at offset " + off +
+                                        " lies outside section '" + target.name + "' (" + std::to_string(target.size) + " bytes)"};
+            }
             out.push_back(ElfRel{.offset = r.r_offset, .sym = sym, .type = static_cast<uint32_t>(ELF64_R_TYPE(r.r_info))});
         }
     }

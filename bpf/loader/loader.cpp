@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -231,6 +232,9 @@ struct Builder {
 };
 
 Expected<std::vector<uint8_t>> read_file(const std::string& path) {
+    // A directory opens as a stream on Linux and reads as empty: say what it is instead.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return Error{path, std::string("cannot read: ") + std::strerror(EISDIR)};
     std::ifstream in(path, std::ios::binary);
     if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -244,6 +248,34 @@ Expected<LoadedObject> load_object_in_process(const std::string& path) {
     auto bytes = read_file(path);
     if (!bytes) return bytes.error();
     if (bytes->empty()) return Error{path, "empty file (0 bytes)"};
+    // Our bounds-checked ELF reader runs before libbpf: a broken header, section table, symbol
+    // table or relocation gets its precise message here instead of libbpf's last warning.
+    auto elf = read_elf(std::move(*bytes), path);
+    if (!elf) return elf.error();
+    std::map<std::pair<uint32_t, uint32_t>, Func> funcs;
+    for (const auto& s : elf->symbols) {
+        if (s.shndx == SHN_UNDEF || s.shndx >= elf->sections.size()) continue;
+        const auto& sec = elf->sections[s.shndx];
+        // Data symbols (maps in .maps, globals) must lie inside their section too: libbpf would
+        // otherwise fail later with a message that names neither (e.g. a zero-size .maps).
+        if (s.type == STT_OBJECT && sec.type != SHT_NOBITS && (s.value + s.size > sec.size || s.value + s.size < s.value))
+            return Error{path, "symbol '" + s.name + "' lies outside its section '" + sec.name + "' (" +
+                                   std::to_string(sec.size) + " bytes)"};
+        if (s.type != STT_FUNC) continue;
+        if (!(sec.flags & SHF_EXECINSTR) || s.value % 8 || s.size % 8 || s.value + s.size > sec.size || s.value + s.size < s.value)
+            return Error{path, "function '" + s.name + "' lies outside its section '" + sec.name + "'"};
+        funcs[{s.shndx, static_cast<uint32_t>(s.value / 8)}] =
+            Func{.shndx = s.shndx, .start = static_cast<uint32_t>(s.value / 8), .count = static_cast<uint32_t>(s.size / 8), .name = s.name};
+    }
+    const auto* btf_sec = elf->section_by_name(".BTF");
+    if (btf_sec)
+        if (auto st = check_btf_header(elf->data(*btf_sec), path); !st) return st.error();
+    std::map<std::string, BtfExtSection> ext;
+    if (const auto* e = elf->section_by_name(".BTF.ext")) {
+        auto parsed = read_btf_ext(btf_sec ? elf->data(*btf_sec) : std::span<const uint8_t>{}, elf->data(*e), path);
+        if (!parsed) return parsed.error();
+        ext = std::move(*parsed);
+    }
 
     libbpf_set_print(capture_print);
     g_libbpf_last.clear();
@@ -259,30 +291,12 @@ Expected<LoadedObject> load_object_in_process(const std::string& path) {
         ~Closer() { bpf_object__close(o); }
     } closer{obj};
 
-    auto elf = read_elf(std::move(*bytes), path);
-    if (!elf) return elf.error();
     const ObjectMaps maps = collect_maps(obj, *elf);
 
-    std::map<std::pair<uint32_t, uint32_t>, Func> funcs;
-    for (const auto& s : elf->symbols) {
-        if (s.type != STT_FUNC || s.shndx == SHN_UNDEF || s.shndx >= elf->sections.size()) continue;
-        const auto& sec = elf->sections[s.shndx];
-        if (!(sec.flags & SHF_EXECINSTR) || s.value % 8 || s.size % 8 || s.value + s.size > sec.size || s.value + s.size < s.value)
-            return Error{path, "function '" + s.name + "' lies outside its section '" + sec.name + "'"};
-        funcs[{s.shndx, static_cast<uint32_t>(s.value / 8)}] =
-            Func{.shndx = s.shndx, .start = static_cast<uint32_t>(s.value / 8), .count = static_cast<uint32_t>(s.size / 8), .name = s.name};
-    }
     std::vector<std::map<uint64_t, const ElfRel*>> rel_at(elf->sections.size());
     for (size_t i = 0; i < elf->rels.size(); ++i)
         for (const auto& r : elf->rels[i]) rel_at[i][r.offset] = &r;
 
-    std::map<std::string, BtfExtSection> ext;
-    if (const auto* e = elf->section_by_name(".BTF.ext")) {
-        const auto* b = elf->section_by_name(".BTF");
-        auto parsed = read_btf_ext(b ? elf->data(*b) : std::span<const uint8_t>{}, elf->data(*e), path);
-        if (!parsed) return parsed.error();
-        ext = std::move(*parsed);
-    }
 
     LoadedObject out;
     out.path = path;

@@ -344,6 +344,55 @@ TEST_F(BadObjects, CorruptedBtfHeader) {
     ASSERT_FALSE(r);
 }
 
+// Checks that run before libbpf opens the object (issue 8): each used to surface as libbpf's
+// generic "BTF is required, but is missing or corrupted." or, for the zero-size .maps, as
+// "libbpf could not open the object: No such file or directory" (a stale errno).
+// hash_lookup.bpf.o (readelf): .relxdp holds R_BPF_INSN_64 at 0x20 and 0x90 against 'counts', a
+// 32-byte OBJECT in .maps.
+TEST_F(BadObjects, PreciseMessagesBeforeLibbpf) {
+    const std::vector<uint8_t> hl = read_bytes(obj("hash_lookup"));
+    ASSERT_GT(hl.size(), 64u);
+    auto shdr = [&](const std::string& name) -> size_t {  // file offset of the section's header
+        uint64_t shoff = 0;
+        uint16_t shnum = 0, shstrndx = 0;
+        std::memcpy(&shoff, hl.data() + 0x28, 8);
+        std::memcpy(&shnum, hl.data() + 0x3c, 2);
+        std::memcpy(&shstrndx, hl.data() + 0x3e, 2);
+        uint64_t stroff = 0;
+        std::memcpy(&stroff, hl.data() + shoff + uint64_t{shstrndx} * 64 + 0x18, 8);
+        for (uint32_t i = 0; i < shnum; ++i) {
+            uint32_t n = 0;
+            std::memcpy(&n, hl.data() + shoff + uint64_t{i} * 64, 4);
+            if (name == reinterpret_cast<const char*>(hl.data() + stroff + n)) return shoff + uint64_t{i} * 64;
+        }
+        return 0;
+    };
+    auto data_of = [&](const std::string& name) {
+        uint64_t off = 0;
+        std::memcpy(&off, hl.data() + shdr(name) + 0x18, 8);
+        return off;
+    };
+    auto message = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
+        auto r = load_object(write(name, bytes));
+        return r ? std::string("loaded") : r.error().message;
+    };
+    ASSERT_GT(shdr(".BTF"), 0u);
+    auto b = hl;
+    b[data_of(".BTF")] = 0;
+    b[data_of(".BTF") + 1] = 0;
+    EXPECT_EQ(message("btf0.bpf.o", b), ".BTF has a bad magic 0x0000 (expected 0xeb9f)");
+    b = hl;
+    b[data_of(".BTF") + 2] = 2;
+    EXPECT_EQ(message("btfv2.bpf.o", b), ".BTF version 2 is not 1");
+    b = hl;
+    std::memset(b.data() + shdr(".maps") + 0x20, 0, 8);  // sh_size of .maps = 0
+    EXPECT_EQ(message("maps0.bpf.o", b), "symbol 'counts' lies outside its section '.maps' (0 bytes)");
+    b = hl;
+    std::memset(b.data() + shdr("xdp") + 0x20, 0, 8);  // sh_size of the program section = 0
+    EXPECT_EQ(message("xdp0.bpf.o", b),
+              "relocation section '.relxdp': entry 0 at offset 0x20 lies outside section 'xdp' (0 bytes)");
+}
+
 // Random byte flips inside .BTF: each either loads or fails with a message; the child process
 // keeps any libbpf crash away from us (and says so).
 TEST_F(BadObjects, RandomBtfCorruptionNeverCrashes) {

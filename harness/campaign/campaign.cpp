@@ -210,7 +210,8 @@ public:
             if (Rng(seed ^ 0x7061746368ULL).chance(1, 4)) {
                 gen::add_poke_descriptors(src, c.program, 3);
                 gen::BatchGenOptions bo;
-                bo.overflow_pct = 25;
+                // The -ERANGE paths need a patch of > 32767 insns: costly, so 1 case in 1024.
+                bo.overflow_pct = Rng(seed ^ 0x6f766572ULL).chance(1, 256) ? 100 : 0;
                 c.patches = {gen::generate_patch_batch(src, c.program, bo)};
             }
         }

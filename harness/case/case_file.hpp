@@ -40,7 +40,13 @@ struct Case {
     uint64_t seed = 0;
 };
 
+// A .case file from disk: parse_case() plus the structural validation of its program
+// (isa::validate_program: encodings, jump targets, ldimm64 pairs, subprog table, line info, ...),
+// so every file-level consumer (CLI verbs, corpus loading) gets a located error ("x.case: pc 3:
+// ...") instead of running a program the verifier would have rejected before any rewrite.
 Expected<Case> read_case(const std::string& path);
+// The text only (syntax and ranges of every field); the program is not validated here, so tests
+// and generators can build deliberately broken programs.
 Expected<Case> parse_case(std::string_view text, const std::string& path);
 std::string write_case(const Case& c);
 // Temp file in the same directory + fsync + rename: a reader never sees a partial file.

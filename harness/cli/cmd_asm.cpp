@@ -1,6 +1,7 @@
 // patchfuzz asm IN.s -o OUT.bin: kernel-syntax assembly (bpf/asm/SYNTAX.md) to raw little-endian
 // struct bpf_insn bytes. The result is validated (opcode table, targets, ldimm64 pairs, exit at
 // the end; kernel-internal encodings allowed) so a file that assembles is also structurally sound.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "bpf/isa/raw_codec.hpp"
 #include "bpf/isa/validate.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
 namespace {
@@ -63,15 +65,9 @@ int cmd_asm(Args args) {
         return 2;
     }
     if (out.empty()) return fail("missing -o OUT.bin");
-    std::string text;
-    {
-        std::ifstream f(in, std::ios::binary);
-        if (!f) return fail(in + ": cannot open: " + std::strerror(errno));
-        std::ostringstream ss;
-        ss << f.rdbuf();
-        text = ss.str();
-    }
-    auto insns = assembly::assemble(text, in);
+    auto text = read_file(in);
+    if (!text) return fail(text.error().to_string());
+    auto insns = assembly::assemble(*text, in);
     if (!insns) return fail(insns.error().to_string());
     if (validate) {
         isa::ValidateOptions vo;

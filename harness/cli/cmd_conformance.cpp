@@ -23,7 +23,9 @@ void help(std::FILE* out) {
                  "  --json         one JSON object per line per test, then the summary object\n"
                  "  --verbose      print every outcome, not only the unexpected ones\n\n"
                  "Prints 'N passed, M failed'. Exit 0 when every outcome is as expected, 1 otherwise,\n"
-                 "2 on usage errors or a file that cannot be read (outside --expect-fail).\n");
+                 "2 on usage errors or a file that cannot be read (outside --expect-fail). A FILE named\n"
+                 "on the command line that does not parse is bad input too (exit 2, the located error\n"
+                 "on stderr); inside a DIR it is a failed test (the suite's negatives are such files).\n");
 }
 
 std::string json_escape(const std::string& s) {
@@ -68,8 +70,7 @@ int cmd_conformance(Args args) {
         else if (s == "--json") json = true;
         else if (s == "--verbose" || s == "-v") verbose = true;
         else if (!s.empty() && s[0] == '-') {
-            std::fprintf(stderr, "patchfuzz conformance: unknown option '%s'\n", a);
-            help(stderr);
+            std::fprintf(stderr, "patchfuzz conformance: unknown option '%s' (see --help)\n", a);
             return 2;
         } else inputs.push_back(s);
     }
@@ -79,6 +80,7 @@ int cmd_conformance(Args args) {
         return 2;
     }
     std::vector<std::string> files;
+    std::vector<bool> named;  // per file: given on the command line (not found in a directory)
     for (const std::string& in : inputs) {
         std::error_code ec;
         if (std::filesystem::is_directory(in, ec)) {
@@ -95,8 +97,10 @@ int cmd_conformance(Args args) {
                 return 2;
             }
             files.insert(files.end(), found.begin(), found.end());
+            named.resize(files.size(), false);
         } else if (std::filesystem::exists(in, ec)) {
             files.push_back(in);
+            named.push_back(true);
         } else {
             std::fprintf(stderr, "patchfuzz conformance: %s: no such file or directory\n", in.c_str());
             return 2;
@@ -104,9 +108,11 @@ int cmd_conformance(Args args) {
     }
     size_t passed = 0, failed = 0, unexpected = 0;
     bool unreadable = false;
-    for (const std::string& f : files) {
+    for (size_t k = 0; k < files.size(); ++k) {
+        const std::string& f = files[k];
         interp::ConformanceOutcome o = interp::run_conformance_file(f);
-        if (o.unreadable && !expect_fail) {
+        const bool parse_error = named[k] && o.stage == interp::ConformanceOutcome::Stage::Read;
+        if ((o.unreadable || parse_error) && !expect_fail) {
             std::fprintf(stderr, "patchfuzz conformance: %s\n", o.detail.c_str());
             unreadable = true;
         }

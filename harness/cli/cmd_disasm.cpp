@@ -11,6 +11,7 @@
 
 #include "bpf/asm/assemble.hpp"
 #include "bpf/asm/disassemble.hpp"
+#include "bpf/isa/validate.hpp"
 #include "bpf/loader/bpf_names.hpp"
 #include "bpf/loader/loader.hpp"
 #include "harness/case/case_file.hpp"
@@ -21,7 +22,7 @@ namespace patchfuzz::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: patchfuzz disasm IN [--numbered] [--opcodes]\n"
+    "usage: patchfuzz disasm IN [--numbered] [--opcodes] [--no-validate]\n"
     "\n"
     "Print a program in the kernel's syntax (verifier log / bpftool prog dump xlated).\n"
     "IN is chosen by its name:\n"
@@ -29,10 +30,13 @@ constexpr const char* kUsage =
     "  *.case       a patchfuzz test case: its program\n"
     "  *.o          a BPF ELF object, opened with libbpf in a child process: every program,\n"
     "               each headed by its name, with the called .text subprograms appended\n"
-    "  anything else: raw little-endian struct bpf_insn bytes (length a multiple of 8)\n"
+    "  anything else: raw little-endian struct bpf_insn bytes (length a multiple of 8),\n"
+    "               validated first (opcodes, registers, ldimm64 pairs, jump targets, exit at\n"
+    "               the end): an error names the insn (\"pc 3: unknown opcode 0x8e\")\n"
     "\n"
     "  --numbered   prefix each line with its insn index (\"   4: \")\n"
     "  --opcodes    prefix each line with its opcode byte (\"(b7) \")\n"
+    "  --no-validate  print raw bytes as they are (illegal encodings as `.insn ...`)\n"
     "\n"
     "exit: 0 ok, 2 bad input or usage\n";
 
@@ -47,6 +51,7 @@ int fail(const std::string& msg) {
 int cmd_disasm(Args args) {
     std::string path;
     assembly::DisasmOptions opts;
+    bool validate = true;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
         if (a == "--help" || a == "-h") {
@@ -57,6 +62,8 @@ int cmd_disasm(Args args) {
             opts.numbered = true;
         } else if (a == "--opcodes") {
             opts.opcodes = true;
+        } else if (a == "--no-validate") {
+            validate = false;
         } else if (a.size() > 1 && a[0] == '-') {
             return fail("unknown option '" + a + "' (see --help)");
         } else if (path.empty()) {
@@ -95,6 +102,12 @@ int cmd_disasm(Args args) {
     } else {
         auto r = read_raw_insns(path);
         if (!r) return fail(r.error().to_string());
+        // Raw bytes carry no structure of their own: check it (models the kernel's pre-verifier
+        // checks, bpf/isa/validate.hpp) so garbage is named, not printed as a program.
+        if (validate) {
+            if (r->empty()) return fail(path + ": empty program (0 bytes)");
+            if (auto v = isa::validate_insns(*r); !v) return fail(v.error().with_context(path).to_string());
+        }
         insns = std::move(*r);
     }
     std::fputs(assembly::disassemble(insns, opts).c_str(), stdout);

@@ -82,6 +82,9 @@ int cmd_replay(Args args) {
                 else if (verbose)
                     std::fprintf(stderr, "patchfuzz replay: ignoring %s (not a .case file)\n", e.path().c_str());
             }
+            if (ec) return bad(p + ": " + ec.message());
+            // An empty corpus is a wrong path, not a passing run.
+            if (found.empty()) return bad(p + ": no .case files");
             std::sort(found.begin(), found.end());
             files.insert(files.end(), found.begin(), found.end());
         } else if (fs::exists(p, ec)) {

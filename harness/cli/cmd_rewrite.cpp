@@ -3,6 +3,7 @@
 // Runs the verifier's rewrite passes (bpf/passes/pass.hpp, kernel order) on a program with the
 // chosen patcher and arch profile and prints the result in kernel syntax, or with --json every side
 // table. Inputs without verifier facts (.s, raw bytes, .bpf.o) get them from infer_facts().
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "bpf/asm/assemble.hpp"
 #include "bpf/asm/disassemble.hpp"
+#include "bpf/isa/validate.hpp"
 #include "bpf/loader/bpf_names.hpp"
 #include "bpf/loader/loader.hpp"
 #include "bpf/passes/infer_facts.hpp"
@@ -67,6 +69,10 @@ int usage_error(const std::string& msg) {
 Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
     auto insns = read_raw_insns(path);
     if (insns && insns->empty()) return Error{path, "empty program"};
+    // Raw bytes carry no structure: reject what the kernel rejects before any rewrite (unknown
+    // opcodes, broken ldimm64 pairs, wild jumps) with the insn named, as `disasm` does.
+    if (insns)
+        if (auto v = isa::validate_insns(*insns); !v) return v.error().with_context(path);
     return insns;
 }
 
@@ -240,7 +246,9 @@ int cmd_rewrite(Args args) {
             char* end = nullptr;
             errno = 0;
             rnd_seed = std::strtoull(s.c_str(), &end, 0);
-            if (s.empty() || *end != '\0' || errno != 0) return usage_error("--rnd-hi32: '" + s + "' is not an unsigned integer");
+            // strtoull accepts a sign and wraps "-1" to 2^64-1: only digits (decimal or 0x hex) are a seed.
+            if (s.empty() || !std::isxdigit(static_cast<unsigned char>(s[0])) || *end != '\0' || errno != 0)
+                return usage_error("--rnd-hi32: '" + s + "' is not an unsigned integer");
             have_rnd = true;
         } else if (a.size() > 1 && a[0] == '-') {
             return usage_error("unknown option '" + a + "' (see --help)");

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <span>
 #include <sstream>
@@ -16,6 +17,9 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }
 
 Expected<std::string> read_file(const std::string& path) {
+    // A directory opens as a stream on Linux and reads as empty: say what it is instead.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return Error{path, std::string("cannot read: ") + std::strerror(EISDIR)};
     std::ifstream in(path, std::ios::binary);
     if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
     std::ostringstream ss;

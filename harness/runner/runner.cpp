@@ -148,6 +148,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
 
     std::deque<std::vector<RecordedBatch>> batches_per_arch;  // stable addresses for `memo`
     std::vector<BatchVerdicts> memo;
+    std::vector<ArchProfile> exec_arches;  // profiles whose rewrite succeeded, for the exec oracle
     for (const auto& arch_name : cfg.arches) {
         auto arch = arch_by_name(arch_name);
         PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
@@ -235,18 +236,24 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 add(std::move(proof.verdict), arch_name, "iter_inline", proof.sequence);
         }
 
-        if (wants(cfg, "exec") && final_outcome.ok() && c.patches.empty()) {
-            // Original (kfunc and helper calls run by reference models) vs each patcher's rewrite,
-            // on the case's own inputs and on generated ones (seeded by the case).
-            oracles::exec::ExecDiffOptions eo;
-            eo.archs = {*arch};
-            eo.patchers = patcher_names;
-            eo.rewrite = opts;
-            eo.given = c.inputs;
-            eo.inputs = cfg.exec_inputs;
-            eo.seed = c.seed;
-            add(oracles::exec::exec_diff(c.program, eo), arch_name, "", "");
-        }
+        if (wants(cfg, "exec") && final_outcome.ok() && c.patches.empty()) exec_arches.push_back(*arch);
+    }
+    if (!exec_arches.empty()) {
+        // Original (kfunc and helper calls run by reference models) vs each patcher's rewrite,
+        // on the case's own inputs and on generated ones (seeded by the case); one call for every
+        // profile, so runs that two profiles share are made once (exec_diff.hpp).
+        oracles::exec::ExecDiffOptions eo;
+        eo.archs = exec_arches;
+        eo.patchers = patcher_names;
+        eo.rewrite = c.options;
+        eo.given = c.inputs;
+        eo.inputs = cfg.exec_inputs;
+        eo.seed = c.seed;
+        oracles::Verdict v = oracles::exec::exec_diff(c.program, eo);
+        std::string arch = v.arch;  // a failure names its profile
+        if (arch.empty())
+            for (const auto& a : exec_arches) arch += (arch.empty() ? "" : ",") + std::string(a.name);
+        add(std::move(v), arch, "", "");
     }
     return report;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "bpf/asm/disassemble.hpp"
@@ -223,16 +224,51 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         setups.push_back(std::move(pa));
     }
 
+    // Runs are shared: a program runs once per input under each distinct interpreter semantics.
+    // x86_64 and arm64 execute alike (arch_profile.hpp), the reference is the unchanged original on
+    // both, and the two patchers' rewrites are usually identical; so a profile or patcher that
+    // brings nothing new costs no execution and no comparison.
+    struct Runnable {
+        const Program* prog;
+        const ArchProfile* arch;
+    };
+    std::vector<Runnable> runnables;
+    auto slot_of = [&](const Program& p, const ArchProfile& a) -> size_t {
+        for (size_t i = 0; i < runnables.size(); ++i)
+            if (runnables[i].arch->movsx_as_mov == a.movsx_as_mov &&
+                runnables[i].arch->alu32_no_implicit_zext == a.alu32_no_implicit_zext && *runnables[i].prog == p)
+                return i;
+        runnables.push_back({&p, &a});
+        return runnables.size() - 1;
+    };
+    std::vector<size_t> ref_slot(setups.size());
+    std::vector<std::vector<size_t>> cand_slot(setups.size());
+    for (size_t si = 0; si < setups.size(); ++si) {
+        ref_slot[si] = slot_of(setups[si].ref, setups[si].arch);
+        for (const Variant& v : setups[si].cands) cand_slot[si].push_back(slot_of(v.prog, setups[si].arch));
+    }
+
     Rng rng(opts.seed);
     std::string first_ref_fault;
     interp::ExecOptions eo;
     const uint32_t total = static_cast<uint32_t>(opts.given.size()) + opts.inputs;
+    std::vector<std::optional<interp::ExecResult>> results;
+    std::vector<std::pair<size_t, size_t>> compared;  // (ref slot, candidate slot) pairs judged for this input
     for (uint32_t k = 0; k < total; ++k) {
         interp::ExecInput in = k < opts.given.size() ? opts.given[k] : generate_input(prog, rng, opts.input_gen);
         ++st.inputs_run;
-        for (const PerArch& pa : setups) {
-            interp::ExecResult ref = interp::execute(pa.ref, in, pa.arch, eo);
-            ++st.executions;
+        results.assign(runnables.size(), std::nullopt);
+        compared.clear();
+        auto run = [&](size_t slot) -> const interp::ExecResult& {
+            if (!results[slot]) {
+                results[slot] = interp::execute(*runnables[slot].prog, in, *runnables[slot].arch, eo);
+                ++st.executions;
+            }
+            return *results[slot];
+        };
+        for (size_t si = 0; si < setups.size(); ++si) {
+            const PerArch& pa = setups[si];
+            const interp::ExecResult& ref = run(ref_slot[si]);
             // Something the reference models do not cover (a helper, kfunc, map type, LD_ABS):
             // the case cannot be judged at all, whatever the input.
             if (ref.status == interp::ExecResult::Status::Unsupported)
@@ -243,9 +279,12 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                 ++st.skipped_inputs;
                 continue;
             }
-            for (const Variant& v : pa.cands) {
-                interp::ExecResult cand = interp::execute(v.prog, in, pa.arch, eo);
-                ++st.executions;
+            for (size_t ci = 0; ci < pa.cands.size(); ++ci) {
+                const Variant& v = pa.cands[ci];
+                const std::pair<size_t, size_t> pair{ref_slot[si], cand_slot[si][ci]};
+                if (pair.first == pair.second || std::find(compared.begin(), compared.end(), pair) != compared.end()) continue;
+                compared.push_back(pair);
+                const interp::ExecResult& cand = run(pair.second);
                 if (cand.status == interp::ExecResult::Status::Unsupported)
                     return Verdict::skip("exec", "rewritten program not modelled: " + cand.reason + " (pc " +
                                                      std::to_string(cand.fault_pc) + ", " + std::string(pa.arch.name) + ")");

@@ -35,7 +35,9 @@ TEST(ExecDiff, V4InlineAgreesWithTheKfuncsOnAllProfiles) {
         Verdict v = exec_diff(interp::iter_sum_program(io), opts_for(passes::IterInline::V4, {}, 300, 42), &st);
         EXPECT_EQ(v.outcome, Outcome::Pass) << v.reason << "\n" << v.counterexample;
         EXPECT_EQ(st.skipped_inputs, 0u);
-        EXPECT_GT(st.executions, 300u * 3 * 2);
+        // Every input ran the original and the rewrite under both semantics classes (64-bit
+        // JITs, which x86_64 and arm64 share, and jit32); identical runs are made once.
+        EXPECT_GE(st.executions, 300u * 2 * 2);
     }
 }
 

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -171,6 +172,9 @@ uint64_t mix(uint64_t h, uint64_t v) {
     return h * 0xff51afd7ed558ccdull;
 }
 
+// Obligations + segments up to which a query counts as small (SmtOptions::small_query_rlimit).
+constexpr size_t kSmallQuery = 512;
+
 // `mode`: 0 = prove all obligations hold (sat = some violated); the negation is asserted.
 Solved solve(const std::vector<int64_t>& steps, const std::vector<Ob>& obs, const SmtOptions& opts, uint64_t salt) {
     // Deduplicate: many obligations are the same relation between the same two segments.
@@ -197,10 +201,32 @@ Solved solve(const std::vector<int64_t>& steps, const std::vector<Ob>& obs, cons
     Solved out;
     try {
         thread_local z3::context ctx;
+        // One solver per thread, configured once per option set, each query in its own push/pop
+        // scope: creating and configuring a solver per query cost more than solving it.
+        // Small queries (the usual ~100-insn case) run under the resource limit, large ones (real
+        // programs with hundreds of patches) under the wall-clock timeout.
+        struct Slot {
+            std::optional<z3::solver> solver;
+            std::tuple<uint32_t, uint32_t, uint64_t> configured{UINT32_MAX, UINT32_MAX, 0};
+        };
+        thread_local Slot small_slot, large_slot;
+        const bool small = keys.size() + steps.size() <= kSmallQuery;
+        Slot& slot = small ? small_slot : large_slot;
+        const std::tuple<uint32_t, uint32_t, uint64_t> want{opts.timeout_ms, opts.seed, opts.small_query_rlimit};
+        if (!slot.solver || slot.configured != want) {
+            slot.solver.emplace(ctx, "QF_BV");
+            if (small) detail::configure_small_solver(ctx, *slot.solver, opts);
+            else detail::configure_solver(ctx, *slot.solver, opts);
+            slot.configured = want;
+        }
+        z3::solver& s = *slot.solver;
+        struct Scope {
+            z3::solver& s;
+            explicit Scope(z3::solver& x) : s(x) { s.push(); }
+            ~Scope() { s.pop(); }
+        } scope(s);
         z3::expr_vector dv(ctx);
         for (size_t i = 0; i <= steps.size(); ++i) dv.push_back(ctx.bv_const(("D" + std::to_string(i)).c_str(), 64));
-        z3::solver s(ctx, "QF_BV");
-        detail::configure_solver(ctx, s, opts);
         s.add(dv[0] == ctx.bv_val(static_cast<int64_t>(0), 64));
         for (size_t i = 0; i < steps.size(); ++i)
             s.add(dv[static_cast<int>(i + 1)] == dv[static_cast<int>(i)] + ctx.bv_val(steps[i], 64));

@@ -109,6 +109,19 @@ TEST(JumpOracle, WorkedExampleCachedAnswerIsTheSame) {
     EXPECT_EQ(v2.outcome, Outcome::Pass);
 }
 
+// A small query that exhausts its resource limit is Unknown with the solver's reason, never
+// Pass; the same query under a normal limit (the thread's solver is reconfigured) is proved.
+TEST(JumpOracle, ResourceLimitIsUnknownNotPass) {
+    SmtOptions o;
+    o.use_cache = false;
+    o.small_query_rlimit = 1;
+    const Verdict v = check_jump_targets(worked_before(), worked_batch(), {}, worked_after(), o);
+    EXPECT_EQ(v.outcome, Outcome::Unknown) << v.reason;
+    EXPECT_FALSE(v.reason.empty());
+    o.small_query_rlimit = SmtOptions{}.small_query_rlimit;
+    EXPECT_EQ(check_jump_targets(worked_before(), worked_batch(), {}, worked_after(), o).outcome, Outcome::Pass);
+}
+
 TEST(JumpOracle, WrongJumpTargetRefuted) {
     Program after = worked_after();
     after.insns[1].off = 7;  // o1 must reach o5 at new 10 (+8)

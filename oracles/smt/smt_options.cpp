@@ -36,7 +36,8 @@ std::string to_string(const SmtStats& s) {
 
 namespace detail {
 
-void configure_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& opts) {
+namespace {
+void configure(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& opts, bool by_rlimit) {
     {
         // memory_max_size is a process-wide Z3 parameter; raising it only ever widens the bound.
         std::lock_guard<std::mutex> lock(g_mem_mutex);
@@ -47,13 +48,22 @@ void configure_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& op
     }
     Z3_params p = Z3_mk_params(ctx);
     Z3_params_inc_ref(ctx, p);
-    Z3_params_set_uint(ctx, p, Z3_mk_string_symbol(ctx, "timeout"), opts.timeout_ms);
+    if (by_rlimit)
+        Z3_params_set_uint(ctx, p, Z3_mk_string_symbol(ctx, "rlimit"), static_cast<unsigned>(opts.small_query_rlimit));
+    else
+        Z3_params_set_uint(ctx, p, Z3_mk_string_symbol(ctx, "timeout"), opts.timeout_ms);
     Z3_params_set_uint(ctx, p, Z3_mk_string_symbol(ctx, "random_seed"), opts.seed);
     // Z3 installs its own SIGINT handler while it solves (ctrl_c=true), which swallows the Ctrl-C
     // that should end a campaign cleanly; our own timeout bounds every query instead.
     Z3_params_set_bool(ctx, p, Z3_mk_string_symbol(ctx, "ctrl_c"), false);
     Z3_solver_set_params(ctx, solver, p);
     Z3_params_dec_ref(ctx, p);
+}
+}  // namespace
+
+void configure_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& opts) { configure(ctx, solver, opts, false); }
+void configure_small_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& opts) {
+    configure(ctx, solver, opts, opts.small_query_rlimit != 0);
 }
 
 void count_answer(Answer a) {

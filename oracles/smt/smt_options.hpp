@@ -11,6 +11,10 @@ struct SmtOptions {
     uint32_t seed = 0;            // Z3 "random_seed": every query is reproducible
     uint32_t memory_mb = 2048;    // Z3 global "memory_max_size"; exhaustion maps to Unknown
     bool use_cache = true;        // jump oracle: reuse answers for identical encodings
+    // Small queries are bounded by Z3's deterministic resource counter ("rlimit") instead of the
+    // wall-clock timeout: a timeout costs a timer thread per check(), more than such a query
+    // takes. Exhaustion is Unknown all the same. 0 = always use the timeout.
+    uint64_t small_query_rlimit = 5000000;
 };
 
 // Process-wide counters (all oracles in this folder add to them).

@@ -12,6 +12,8 @@ namespace patchfuzz::oracles::smt::detail {
 // timeout, seed and memory limit on `solver` (the memory limit is Z3's global
 // memory_max_size, set once per process to the largest value asked for).
 void configure_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& opts);
+// The same, bounded by opts.small_query_rlimit instead of the timeout (for queries known small).
+void configure_small_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptions& opts);
 
 enum class Answer : uint8_t { Unsat, Sat, Unknown };
 void count_answer(Answer a);

@@ -1,0 +1,4 @@
+top:
+r0 = 0
+top:
+exit

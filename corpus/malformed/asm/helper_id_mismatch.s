@@ -1,0 +1,2 @@
+call bpf_map_lookup_elem#2
+exit

@@ -1,0 +1,2 @@
+goto pc+32768
+exit

@@ -1,0 +1,2 @@
+if r1 > 2 pc+1
+exit

@@ -1,0 +1,2 @@
+if r1 > 2 goto done
+exit

@@ -1,0 +1,2 @@
+call bpf_frobnicate#1
+exit
