@@ -121,7 +121,8 @@ std::vector<Gap> zext_gaps(const Program& prog) {
             }
             const uint8_t o = isa::op(u);
             if (o == BPF_CALL) {
-                if (u.src_reg == 0 && reg > 5) work.push_back(p + 1);  // helpers clobber r0-r5; other calls end the path
+                // Every call (helper, kfunc, bpf-to-bpf) clobbers r0-r5 and preserves r6-r9.
+                if (reg > 5) work.push_back(p + 1);
                 continue;
             }
             if (o == BPF_EXIT || isa::is_tail_call(u) || (o == BPF_JA && isa::src_bit(u))) continue;
