@@ -179,6 +179,15 @@ TEST(ExecDiff, Alu64ReadOfAnUnmarked32BitDefIsNotJudgedOnJit32) {
     auto cw = missing_zext_fact(c);
     ASSERT_TRUE(cw.has_value());
     EXPECT_NE(cw->find("insn 3 reads r8"), std::string::npos) << *cw;
+    // The path continues through a gotox to the insn-array entries: w7 s%= -1; gotox r1; exit;
+    // r7 s%= 3 (an entry) reads all of r7 (found as a jit32 stack mismatch blamed on row c).
+    Program x = make_program({make(BPF_ALU | BPF_MOD | BPF_K, 7, 0, 1, -1), make(BPF_JMP | BPF_JA | BPF_X, 1, 0, 0, 0),
+                              exit_insn(), alu64_imm(BPF_MOD, 7, 3), exit_insn()});
+    EXPECT_FALSE(missing_zext_fact(x).has_value()) << "no jump table: the gotox path ends";
+    x.insn_arrays = {InsnArray{.map_index = 0, .entries = {InsnArrayEntry{.orig_off = 3, .xlated_off = 3}}}};
+    auto xw = missing_zext_fact(x);
+    ASSERT_TRUE(xw.has_value());
+    EXPECT_NE(xw->find("insn 3 reads r7"), std::string::npos) << *xw;
 }
 
 TEST(ExecDiff, NeedsZextNarrowingIsNotJudgedOnJit32) {

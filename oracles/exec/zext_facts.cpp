@@ -125,7 +125,15 @@ std::vector<Gap> zext_gaps(const Program& prog) {
                 if (reg > 5) work.push_back(p + 1);
                 continue;
             }
-            if (o == BPF_EXIT || isa::is_tail_call(u) || (o == BPF_JA && isa::src_bit(u))) continue;
+            if (o == BPF_JA && isa::src_bit(u)) {
+                // gotox: the verifier follows it to every entry of the program's insn arrays
+                // (the jump tables it may read), so the path does too.
+                for (const auto& ia : prog.insn_arrays)
+                    for (const auto& e : ia.entries)
+                        if (e.xlated_off != isa::kInsnDeleted && e.xlated_off < n) work.push_back(e.xlated_off);
+                continue;
+            }
+            if (o == BPF_EXIT || isa::is_tail_call(u)) continue;
             const int64_t t = static_cast<int64_t>(p) + 1 + (isa::is_gotol(u) ? u.imm : u.off);
             if (t >= 0 && t < static_cast<int64_t>(n)) work.push_back(static_cast<uint32_t>(t));
             if (o != BPF_JA) work.push_back(p + 1);  // conditional jumps and may_goto fall through too

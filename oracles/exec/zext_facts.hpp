@@ -20,8 +20,8 @@
 namespace patchfuzz::oracles::exec {
 
 // The first seen 32-bit def without zext_dst whose register a later insn reads as 64 bits on some
-// path of the intra-subprog CFG (both edges of conditional jumps, `goto` targets; a path ends at a
-// redefinition, gotox, exit, a tail call, or a call for R0-R5: every call clobbers them and
+// path of the intra-subprog CFG (both edges of conditional jumps, `goto` targets, every insn-array
+// entry after a gotox; a path ends at a redefinition, exit, a tail call, or a call for R0-R5: every call clobbers them and
 // preserves R6-R9, whose paths continue after it; reads inside callees are not followed), described for a skip reason; nullopt when there is none.
 // Kfunc calls end the path without a read: the inlined kfuncs' arguments are int/u32 values that
 // their inlines read as 32-bit subregisters.
