@@ -1,3 +1,4 @@
+#include "bpf/util/json.hpp"
 #include "harness/campaign/campaign.hpp"
 
 #include <poll.h>
@@ -39,20 +40,6 @@ namespace {
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string json_escape(const std::string& s) {
-    std::string o;
-    for (char ch : s) {
-        if (ch == '"' || ch == '\\') o += '\\';
-        if (static_cast<unsigned char>(ch) < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\u%04x", ch);
-            o += b;
-            continue;
-        }
-        o += ch;
-    }
-    return o;
-}
 
 std::optional<passes::IterInline> parse_iter(const std::string& s) {
     if (s == "v4") return passes::IterInline::V4;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf/util/json.hpp"
 #include "bpf/patch/bench_harness.hpp"
 #include "bpf/patch/bench_workload.hpp"
 #include "gen/profiles.hpp"
@@ -104,15 +105,6 @@ std::string num3(double v) {
     return buf;
 }
 double med(const Timing* t) { return t && t->measured ? t->median_ns : std::nan(""); }
-std::string json_str(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (c == '\n') { o += "\\n"; continue; }
-        o += c;
-    }
-    return o + "\"";
-}
 
 struct Bar {
     std::string name;

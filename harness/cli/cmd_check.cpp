@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "bpf/util/json.hpp"
 #include "bpf/arch/arch_profile.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/runner/expectation.hpp"
@@ -26,19 +27,6 @@ int bad(const std::string& m) {
     return 2;
 }
 
-std::string json_str(const std::string& s) {
-    std::string o = "\"";
-    for (char ch : s) {
-        if (ch == '"' || ch == '\\') o += '\\';
-        if (ch == '\n') {
-            o += "\\n";
-            continue;
-        }
-        if (static_cast<unsigned char>(ch) < 0x20) continue;
-        o += ch;
-    }
-    return o + "\"";
-}
 
 }  // namespace
 

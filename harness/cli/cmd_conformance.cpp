@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf/util/json.hpp"
 #include "bpf/interp/conformance_run.hpp"
 #include "harness/cli/commands.hpp"
 
@@ -28,20 +29,6 @@ void help(std::FILE* out) {
                  "on stderr); inside a DIR it is a failed test (the suite's negatives are such files).\n");
 }
 
-std::string json_escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\u%04x", c);
-            o += b;
-            continue;
-        }
-        o += c;
-    }
-    return o;
-}
 
 const char* stage_name(interp::ConformanceOutcome::Stage s) {
     using St = interp::ConformanceOutcome::Stage;

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "bpf/util/json.hpp"
 #include "bpf/loader/loader.hpp"
 #include "gen/profiles.hpp"
 #include "gen/program_gen.hpp"
@@ -64,15 +65,6 @@ bool parse_double(const std::string& s, double& out) {
     return errno == 0 && end && *end == '\0' && !s.empty();
 }
 
-std::string json_escape(const std::string& s) {
-    std::string o;
-    for (char ch : s) {
-        if (ch == '"' || ch == '\\') o += '\\';
-        if (static_cast<unsigned char>(ch) < 0x20) continue;
-        o += ch;
-    }
-    return o;
-}
 
 bool ends_with(std::string_view s, std::string_view suf) { return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf; }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "bpf/util/json.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/loader/bpf_names.hpp"
 #include "bpf/loader/loader.hpp"
@@ -27,22 +28,6 @@ constexpr const char* kUsage =
     "\n"
     "exit: 0 ok, 2 bad input or usage\n";
 
-std::string json_str(std::string_view s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            o += '\\';
-            o += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\u%04x", c);
-            o += b;
-        } else {
-            o += c;
-        }
-    }
-    return o + "\"";
-}
 
 struct Summary {
     std::map<std::string, uint32_t> lookups;  // map type name -> lookups; "unknown" when untraced

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bpf/util/json.hpp"
 #include "harness/cli/commands.hpp"
 #include "oracles/smt/contract_proof.hpp"
 
@@ -29,22 +30,6 @@ constexpr const char* kUsage =
     "  --json             one JSON object: verdict and the obligations\n\n"
     "exit: 0 proved, 1 refuted, 2 bad usage, 3 some obligation unknown (timeout)\n";
 
-std::string json_str(std::string_view s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            o += '\\';
-            o += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\u%04x", c);
-            o += b;
-        } else {
-            o += c;
-        }
-    }
-    return o + "\"";
-}
 
 bool parse_u32(const char* s, uint32_t& out) {
     char* end = nullptr;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bpf/util/json.hpp"
 #include "bpf/arch/arch_profile.hpp"
 #include "harness/cli/commands.hpp"
 #include "oracles/smt/inline_equiv.hpp"
@@ -31,22 +32,6 @@ constexpr const char* kUsage =
     "  --json            a JSON list of {sequence, arch, verdict, reason, counterexample, ms}\n\n"
     "exit: 0 all proved (skips allowed), 1 something refuted, 2 bad usage, 3 unknown only\n";
 
-std::string json_str(std::string_view s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            o += '\\';
-            o += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\u%04x", c);
-            o += b;
-        } else {
-            o += c;
-        }
-    }
-    return o + "\"";
-}
 
 bool parse_u32(const char* s, uint32_t& out) {
     char* end = nullptr;

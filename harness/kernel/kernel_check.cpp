@@ -1,3 +1,4 @@
+#include "bpf/util/json.hpp"
 #include "harness/kernel/kernel_check.hpp"
 
 #include <ostream>
@@ -22,22 +23,6 @@ std::string hex(const std::vector<uint8_t>& b) {
     return s;
 }
 
-std::string json_str(std::string_view s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            o += '\\';
-            o += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof(b), "\\u%04x", c);
-            o += b;
-        } else {
-            o += c;
-        }
-    }
-    return o + "\"";
-}
 
 // Kernel test run vs interpreter: retval (u32, what BPF_PROG_TEST_RUN returns) and the contents of
 // array/hash maps (the guest prints at most 16 entries per map; we compare those keys).
