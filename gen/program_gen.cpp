@@ -7,6 +7,7 @@
 
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/util/check.hpp"
+#include "bpf/util/rng.hpp"
 
 namespace patchfuzz::gen {
 namespace {
@@ -1059,9 +1060,9 @@ std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& sr
         auto next = [&h]() { return h = mix(h); };
         interp::ExecInput in;
         in.ctx.resize(ctx_size_for(prog.prog_type));
-        for (auto& b : in.ctx) b = static_cast<uint8_t>(next());
+        Rng::fill_bytes(in.ctx, next);
         in.packet.resize(64);
-        for (auto& b : in.packet) b = static_cast<uint8_t>(next());
+        Rng::fill_bytes(in.packet, next);
         for (auto& r : in.regs) r = next();  // garbage, upper halves included
         in.cpu = static_cast<uint32_t>(next() % 4);
         in.prandom_seed = next();
@@ -1079,7 +1080,7 @@ std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& sr
                 e.key.resize(md.key_size);
                 for (uint32_t b = 0; b < md.key_size && b < 4; ++b) e.key[b] = static_cast<uint8_t>(k >> (8 * b));
                 e.value.resize(md.value_size);
-                for (auto& b : e.value) b = static_cast<uint8_t>(next());
+                Rng::fill_bytes(e.value, next);
                 in.maps[m].push_back(std::move(e));
             }
         }

@@ -47,7 +47,7 @@ enum Op : uint8_t {
     LE16, LE32, LE64, BSWAP16, BSWAP32, BSWAP64,  // ALU|END TO_LE, ALU|END TO_BE and ALU64 END
     LDXB, LDXH, LDXW, LDXDW, LDSXB, LDSXH, LDSXW, LDX_PROBE,
     STB, STH, STW, STDW, STXB, STXH, STXW, STXDW, ATOMIC,
-    LDIMM64, JA, CALL_HELPER, CALL_LOCAL, CALL_KFUNC, CALLX, EXIT, MAY_GOTO, GOTOX, TAIL_CALL, NOP, LDIMM64_TAIL, INVALID,
+    LDIMM64, LDIMM64_MAP, JA, CALL_HELPER, CALL_LOCAL, CALL_KFUNC, CALLX, EXIT, MAY_GOTO, GOTOX, TAIL_CALL, NOP, LDIMM64_TAIL, INVALID,
 };
 
 struct DInsn {
@@ -111,18 +111,39 @@ std::string hex(uint64_t v) {
     return b;
 }
 
+}  // namespace
+
+// A program decoded for one arch's semantics (see Executable in interp.hpp): the decode depends on
+// the profile only through movsx_as_mov, and on nothing of an input.
+struct DecodedProgram {
+    DecodedProgram(const Program& prog, const ArchProfile& arch) : prog_(prog), arch_(arch) { decode(); }
+    void decode();
+    DInsn decode_one(uint32_t pc, std::string& why);
+
+    const Program& prog_;
+    const ArchProfile arch_;
+    std::vector<DInsn> code_;
+    std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
+};
+
+namespace {
+
 class Machine {
 public:
-    Machine(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts)
-        : prog_(prog), in_(in), arch_(arch), opts_(opts), prandom_(in.prandom_seed) {}
+    Machine(const DecodedProgram& decoded, const ExecInput& in, const ExecOptions& opts)
+        : prog_(decoded.prog_),
+          in_(in),
+          arch_(decoded.arch_),
+          opts_(opts),
+          code_(decoded.code_),
+          invalid_(decoded.invalid_),
+          prandom_(in.prandom_seed) {}
 
     ExecResult run();
 
 private:
     // setup
     bool setup();
-    void decode();
-    DInsn decode_one(uint32_t pc, std::string& why);
     template <bool kCost, bool kTrace>
     void loop();
 
@@ -144,6 +165,7 @@ private:
     uint64_t clock_read();
     bool special_load(uint64_t addr, uint32_t size, uint64_t& out);
     uint64_t percpu_addr(uint64_t v) const;
+    bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
 
     const Program& prog_;
     const ExecInput& in_;
@@ -152,10 +174,10 @@ private:
     ExecResult res_;
     bool done_ = false;
 
+    const std::vector<DInsn>& code_;
+    const std::vector<std::string>& invalid_;
     Memory mem_;
     std::vector<std::unique_ptr<MapModel>> maps_;
-    std::vector<DInsn> code_;
-    std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
     uint64_t r_[16] = {};
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
@@ -219,7 +241,9 @@ bool Machine::setup() {
     return true;
 }
 
-DInsn Machine::decode_one(uint32_t pc, std::string& why) {
+}  // namespace
+
+DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
     const Insn& i = prog_.insns[pc];
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     DInsn d{INVALID, i.dst_reg, i.src_reg, 0, i.off, static_cast<uint64_t>(static_cast<int64_t>(i.imm))};
@@ -425,32 +449,17 @@ DInsn Machine::decode_one(uint32_t pc, std::string& why) {
                 case BPF_PSEUDO_MAP_IDX:
                 case BPF_PSEUDO_MAP_VALUE:
                 case BPF_PSEUDO_MAP_IDX_VALUE: {
-                    if (static_cast<uint32_t>(i.imm) >= maps_.size()) {
-                        why = "ld_imm64 names map " + std::to_string(static_cast<uint32_t>(i.imm)) + " (program has " +
-                              std::to_string(maps_.size()) + ")";
-                        d.op = INVALID;
-                        return d;
-                    }
-                    if (i.src_reg == BPF_PSEUDO_MAP_FD || i.src_reg == BPF_PSEUDO_MAP_IDX) {
-                        d.imm = maps_[lo32]->handle();
-                    } else {
-                        d.imm = maps_[lo32]->direct_value(static_cast<uint32_t>(hi.imm));
-                        if (d.imm == 0) {
-                            // bpf-next: a per-CPU array's value means this CPU's copy (the verifier
-                            // types it PTR_TO_MAP_VALUE); do_misc_fixups (row i) turns it into
-                            // [ld_imm64 per-CPU pointer; dst = per-cpu(dst)]. The rewritten form
-                            // is recognised by that BPF_MOV64_PERCPU_REG right after the pair.
-                            const uint64_t pp = maps_[lo32]->percpu_direct_value(static_cast<uint32_t>(hi.imm));
-                            const bool rewritten = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
-                                                   prog_.insns[pc + 2].off == passes::kAddrPercpuOff &&
-                                                   prog_.insns[pc + 2].dst_reg == i.dst_reg && prog_.insns[pc + 2].src_reg == i.dst_reg;
-                            d.imm = pp == 0 ? 0 : rewritten ? pp : percpu_addr(pp);
-                        }
-                        if (d.imm == 0) {
-                            why = "ld_imm64 map value of a map that is not an array (or value offset out of range)";
-                            d.op = INVALID;
-                        }
-                    }
+                    // Resolved when executed (Machine::map_ldimm64): map addresses belong to
+                    // one execution's memory, and the per-CPU copy to its input's CPU.
+                    d.op = LDIMM64_MAP;
+                    d.src = i.src_reg;
+                    d.off = hi.imm;  // value offset (the *_VALUE forms)
+                    d.imm = lo32;    // map index
+                    // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i)
+                    // is recognised by the BPF_MOV64_PERCPU_REG right after the pair.
+                    d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
+                            prog_.insns[pc + 2].off == passes::kAddrPercpuOff && prog_.insns[pc + 2].dst_reg == i.dst_reg &&
+                            prog_.insns[pc + 2].src_reg == i.dst_reg;
                     break;
                 }
                 case BPF_PSEUDO_BTF_ID: d.imm = kKsymBase + (lo32 << 12); break;
@@ -482,7 +491,7 @@ DInsn Machine::decode_one(uint32_t pc, std::string& why) {
     return d;
 }
 
-void Machine::decode() {
+void DecodedProgram::decode() {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     code_.resize(n);
     for (uint32_t pc = 0; pc < n; ++pc) {
@@ -494,13 +503,15 @@ void Machine::decode() {
             invalid_.push_back(std::move(why));
         }
         code_[pc] = d;
-        if (d.op == LDIMM64 && pc + 1 < n) {
+        if ((d.op == LDIMM64 || d.op == LDIMM64_MAP) && pc + 1 < n) {
             ++pc;
             code_[pc] = DInsn{INVALID, 0, 0, 0, 0, invalid_.size()};
             invalid_.push_back("execution reached the second slot of ld_imm64");
         }
     }
 }
+
+namespace {
 
 MapModel* Machine::map_arg(uint32_t pc, uint64_t handle, const char* what) {
     for (auto& m : maps_)
@@ -553,6 +564,35 @@ uint64_t Machine::percpu_addr(uint64_t v) const {
     const uint64_t lo = static_cast<uint64_t>(passes::kPcpuCurrentTask);
     if (v >= lo && v < lo + 16) return Memory::addr(kRegionPcpu, static_cast<uint32_t>(v - lo));
     return v + 0x5a5a000000000000ULL;  // garbage in, an unmapped address out
+}
+
+// The value of a map ld_imm64 (BPF_PSEUDO_MAP_FD/IDX: the map; *_VALUE: an address in its value)
+// in this execution's memory; false with the reason when the program names no such map or value.
+bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
+    const uint64_t index = d.imm;
+    if (index >= maps_.size()) {
+        why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
+        return false;
+    }
+    const MapModel& m = *maps_[index];
+    if (d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX) {
+        out = m.handle();
+        return true;
+    }
+    const uint32_t value_off = static_cast<uint32_t>(d.off);
+    out = m.direct_value(value_off);
+    if (out == 0) {
+        // bpf-next: a per-CPU array's value means this CPU's copy (the verifier types it
+        // PTR_TO_MAP_VALUE); do_misc_fixups (row i) turns it into [ld_imm64 per-CPU pointer;
+        // dst = per-cpu(dst)], flagged in `aux` by decode.
+        const uint64_t pp = m.percpu_direct_value(value_off);
+        out = pp == 0 ? 0 : d.aux ? pp : percpu_addr(pp);
+    }
+    if (out == 0) {
+        why = "ld_imm64 map value of a map that is not an array (or value offset out of range)";
+        return false;
+    }
+    return true;
 }
 
 bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
@@ -858,7 +898,7 @@ void Machine::loop() {
                 case MOD64K: case MOD64X: case MOD32K: case MOD32X: case SMOD64K: case SMOD64X: case SMOD32K: case SMOD32X:
                     cost_->op(d.dst, d.dst, d.src, cost_->params().l_div);
                     break;
-                case MOV64K: case MOV32K: case LDIMM64:
+                case MOV64K: case MOV32K: case LDIMM64: case LDIMM64_MAP:
                     cost_->alu(d.dst, CostModel::kNone, CostModel::kNone);
                     break;
                 case MOV64X: case MOV32X: case MOVSX8_64: case MOVSX16_64: case MOVSX32_64: case MOVSX8_32: case MOVSX16_32:
@@ -1055,8 +1095,16 @@ void Machine::loop() {
             }
             case LDIMM64:
                 r[d.dst] = d.imm;
+                if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
                 pc += 2;
                 continue;
+            case LDIMM64_MAP: {
+                std::string why;
+                if (!map_ldimm64(d, r[d.dst], why)) PF_FAULT(std::move(why));
+                if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
+                pc += 2;
+                continue;
+            }
             case NOP:
                 break;
             case MAY_GOTO: {
@@ -1154,7 +1202,6 @@ ExecResult Machine::run() {
     budget_ = opts_.step_budget ? opts_.step_budget : in_.step_budget;
     cost_ = opts_.cost;
     if (!setup()) return std::move(res_);
-    decode();
     if (code_.empty()) {
         fault(0, "empty program");
         return std::move(res_);
@@ -1188,9 +1235,20 @@ ExecResult Machine::run() {
 
 }  // namespace
 
-ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts) {
-    Machine m(prog, in, arch, opts);
+Executable::Executable(const Program& prog, const ArchProfile& arch) : decoded_(std::make_unique<const DecodedProgram>(prog, arch)) {}
+Executable::~Executable() = default;
+Executable::Executable(Executable&&) noexcept = default;
+Executable& Executable::operator=(Executable&&) noexcept = default;
+const Program& Executable::program() const { return decoded_->prog_; }
+const ArchProfile& Executable::arch() const { return decoded_->arch_; }
+
+ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts) {
+    Machine m(*exe.decoded_, in, opts);
     return m.run();
+}
+
+ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts) {
+    return execute(Executable(prog, arch), in, opts);
 }
 
 }  // namespace patchfuzz::interp

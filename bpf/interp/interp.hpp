@@ -12,6 +12,7 @@
 // is kRegionBase + (region << 32) + offset in a 64-bit register, so code that truncates or
 // garbles a pointer's upper half faults on its next access instead of silently working.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,5 +74,24 @@ struct ExecOptions {
 
 // Runs `prog` from insn 0. Never throws, never aborts on program behaviour.
 ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts = {});
+
+// A program decoded once for one profile's semantics, to run on many inputs (the execution
+// oracle runs each program on several): execute(Executable(p, a), in) == execute(p, in, a).
+// `prog` must outlive it; the profile is copied.
+struct DecodedProgram;
+class Executable {
+public:
+    Executable(const Program& prog, const ArchProfile& arch);
+    ~Executable();
+    Executable(Executable&&) noexcept;
+    Executable& operator=(Executable&&) noexcept;
+    [[nodiscard]] const Program& program() const;
+    [[nodiscard]] const ArchProfile& arch() const;
+
+private:
+    std::unique_ptr<const DecodedProgram> decoded_;
+    friend ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts);
+};
+ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts = {});
 
 }  // namespace patchfuzz::interp

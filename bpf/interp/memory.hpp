@@ -3,8 +3,9 @@
 // (kRegionBase + (region << 32) + offset, see interp.hpp). Storage is owned here and never moves
 // while the execution runs, so translated host pointers stay valid.
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
-#include <deque>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -23,10 +24,17 @@ struct Region {
 
 class Memory {
 public:
+    Memory() = default;
+    Memory(const Memory&) = delete;
+    Memory& operator=(const Memory&) = delete;
+    ~Memory() {
+        std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
+        for (Chunk& c : chunks_)
+            if (c.size == kChunkSize && spare.size() < kMaxSpareChunks) spare.push_back(std::move(c.data));
+    }
     // Adds a zero-filled region of `size` bytes; returns its index.
     uint32_t add(uint32_t size, RegionKind kind, bool writable = true) {
-        storage_.emplace_back(size, uint8_t{0});
-        regions_.push_back(Region{storage_.back().data(), size, writable, kind});
+        regions_.push_back(Region{allocate(size), size, writable, kind});
         return static_cast<uint32_t>(regions_.size() - 1);
     }
     static constexpr uint64_t addr(uint32_t region, uint32_t off) {
@@ -55,7 +63,44 @@ public:
     }
 
 private:
-    std::deque<std::vector<uint8_t>> storage_;
+    // Zeroed bytes from a bump arena of chunks that are never moved or freed before the Memory
+    // is: an execution adds a dozen regions (eight frame stacks, ctx, packet, ...) and one malloc
+    // instead of one each is most of what setting up a run of a small program costs. Bounds are
+    // enforced by translate(), not by the allocator.
+    uint8_t* allocate(uint32_t size) {
+        const size_t need = (size_t{size} + 15) & ~size_t{15};
+        if (chunks_.empty() || chunk_used_ + need > chunks_.back().size) {
+            Chunk c{nullptr, std::max(kChunkSize, need)};
+            std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
+            if (c.size == kChunkSize && !spare.empty()) {
+                c.data = std::move(spare.back());
+                spare.pop_back();
+            } else {
+                c.data.reset(new uint8_t[c.size]);
+            }
+            chunks_.push_back(std::move(c));
+            chunk_used_ = 0;
+        }
+        uint8_t* p = chunks_.back().data.get() + chunk_used_;
+        std::memset(p, 0, need);
+        chunk_used_ += need;
+        return p;
+    }
+    static constexpr size_t kChunkSize = 16 * 1024;
+    // Standard-size chunks of finished executions, reused by the next ones on this thread: a
+    // malloc of this size would make glibc consolidate its fast bins every time.
+    static std::vector<std::unique_ptr<uint8_t[]>>& spare_chunks() {
+        static thread_local std::vector<std::unique_ptr<uint8_t[]>> spare;
+        return spare;
+    }
+    static constexpr size_t kMaxSpareChunks = 8;
+
+    struct Chunk {
+        std::unique_ptr<uint8_t[]> data;
+        size_t size;
+    };
+    std::vector<Chunk> chunks_;
+    size_t chunk_used_ = 0;
     std::vector<Region> regions_;
 };
 

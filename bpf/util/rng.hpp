@@ -1,7 +1,9 @@
 #pragma once
 // Rng: a small, fast, explicitly seeded generator (SplitMix64). Every random run prints its seed;
 // no RNG in patchfuzz is ever seeded implicitly.
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace patchfuzz {
 
@@ -21,6 +23,16 @@ public:
     }
     bool chance(uint32_t num, uint32_t den) { return range(0, den - 1) < num; }
     [[nodiscard]] uint64_t state() const { return state_; }
+    // Random bytes, eight per draw (little-endian), for inputs of hundreds of bytes.
+    void fill(std::vector<uint8_t>& bytes) { fill_bytes(bytes, [this] { return next(); }); }
+
+    template <class Next>
+    static void fill_bytes(std::vector<uint8_t>& bytes, Next&& next) {
+        for (size_t i = 0; i < bytes.size(); i += 8) {
+            const uint64_t v = next();
+            for (size_t k = 0; k < 8 && i + k < bytes.size(); ++k) bytes[i + k] = static_cast<uint8_t>(v >> (8 * k));
+        }
+    }
 
 private:
     uint64_t state_;

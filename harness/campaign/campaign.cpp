@@ -50,9 +50,10 @@ std::optional<passes::IterInline> parse_iter(const std::string& s) {
 }
 
 // Everything one case contributes to the summary, in a form a worker can stream to its parent as
-// one line: "C <pass> <fail> <unknown> <skip> <triggers,> <unknown reasons|>".
+// one line: "C <pass> <fail> <unknown> <skip> <triggers,> <unknown reasons|> <insns>".
 struct CaseTally {
     uint64_t pass = 0, fail = 0, unknown = 0, skip = 0;
+    uint64_t insns = 0;  // the case's program length
     std::set<std::string> triggers;
     std::vector<std::string> unknown_reasons;
 
@@ -66,7 +67,7 @@ struct CaseTally {
             u += (u.empty() ? "" : "|") + r;
         }
         return "C\t" + std::to_string(pass) + "\t" + std::to_string(fail) + "\t" + std::to_string(unknown) + "\t" +
-               std::to_string(skip) + "\t" + (t.empty() ? "-" : t) + "\t" + (u.empty() ? "-" : u);
+               std::to_string(skip) + "\t" + (t.empty() ? "-" : t) + "\t" + (u.empty() ? "-" : u) + "\t" + std::to_string(insns);
     }
 };
 
@@ -79,6 +80,7 @@ public:
         s_.verdicts["fail"] += t.fail;
         s_.verdicts["unknown"] += t.unknown;
         s_.verdicts["skip"] += t.skip;
+        s_.insns += t.insns;
         for (const auto& x : t.triggers) ++s_.pass_triggers[x];
         for (const auto& r : t.unknown_reasons) ++s_.unknown_reasons[r];
     }
@@ -87,7 +89,7 @@ public:
         std::stringstream ss(line);
         std::string x;
         while (std::getline(ss, x, '\t')) f.push_back(x);
-        if (f.size() == 7 && f[0] == "C") {
+        if (f.size() == 8 && f[0] == "C") {
             CaseTally t;
             t.pass = std::stoull(f[1]);
             t.fail = std::stoull(f[2]);
@@ -101,6 +103,7 @@ public:
                 std::stringstream us(f[6]);
                 while (std::getline(us, x, '|')) t.unknown_reasons.push_back(x);
             }
+            t.insns = std::stoull(f[7]);
             add(t);
         } else if (f.size() >= 3 && f[0] == "F") {
             add_finding(f[1] == "1", f[2]);
@@ -143,6 +146,7 @@ public:
     void run_one(const Case& c, Emit&& emit, bool may_save_to_corpus) {
         const CaseReport report = run_case(c, cfg_.run);
         CaseTally t;
+        t.insns = c.program.len();
         for (const auto& v : report.verdicts) {
             switch (v.verdict.outcome) {
                 case oracles::Outcome::Pass: ++t.pass; break;
@@ -434,7 +438,7 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
 std::string CampaignSummary::to_json() const {
     std::ostringstream o;
     o << "{\"seed\": " << seed << ", \"seconds\": " << seconds << ", \"cases\": " << cases
-      << ", \"corpus_cases\": " << corpus_cases << ", \"cases_per_sec\": " << cases_per_sec()
+      << ", \"corpus_cases\": " << corpus_cases << ", \"cases_per_sec\": " << cases_per_sec() << ", \"mean_insns\": " << mean_insns()
       << ", \"findings\": " << findings << ", \"first_finding_s\": " << first_finding_s << ", \"unknown\": "
       << (verdicts.count("unknown") ? verdicts.at("unknown") : 0) << ", \"verdicts\": {";
     bool first = true;
@@ -482,7 +486,8 @@ std::string CampaignSummary::to_json() const {
 std::string CampaignSummary::to_text() const {
     std::ostringstream o;
     o << "campaign summary (seed " << seed << ")\n";
-    o << "  cases        " << cases << " in " << seconds << " s (" << cases_per_sec() << " cases/s)";
+    o << "  cases        " << cases << " in " << seconds << " s (" << cases_per_sec() << " cases/s, " << mean_insns()
+      << " insns each on average)";
     if (corpus_cases) o << ", " << corpus_cases << " from the corpus";
     o << "\n  verdicts    ";
     for (const auto& [k, v] : verdicts) o << " " << k << " " << v;

@@ -38,6 +38,7 @@ struct CampaignSummary {
     double seconds = 0;
     uint64_t cases = 0;
     uint64_t corpus_cases = 0;     // of which replayed from --corpus
+    uint64_t insns = 0;            // total program length over all cases
     std::map<std::string, uint64_t> verdicts;      // pass/fail/unknown/skip -> count
     std::map<std::string, uint64_t> unknown_reasons;
     std::map<std::string, uint64_t> pass_triggers; // cases in which each pass emitted patches
@@ -52,6 +53,7 @@ struct CampaignSummary {
     std::optional<KernelStreamFigures> kernel;  // with the `kernel` oracle
 
     [[nodiscard]] double cases_per_sec() const { return seconds > 0 ? double(cases) / seconds : 0; }
+    [[nodiscard]] double mean_insns() const { return cases > 0 ? double(insns) / double(cases) : 0; }
     [[nodiscard]] std::string to_json() const;
     [[nodiscard]] std::string to_text() const;
 };

@@ -62,6 +62,7 @@ bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
 struct BatchVerdicts {
     const RecordedBatch* rb;             // lives in run_case's per-arch batch lists
     std::vector<OracleVerdict> verdicts;
+    std::vector<bool> others_agree;      // per other patcher: same outcome and program as the reference
 };
 
 const BatchVerdicts* find_same(const std::vector<BatchVerdicts>& memo, const RecordedBatch& rb) {
@@ -149,6 +150,12 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     std::deque<std::vector<RecordedBatch>> batches_per_arch;  // stable addresses for `memo`
     std::vector<BatchVerdicts> memo;
     std::vector<ArchProfile> exec_arches;  // profiles whose rewrite succeeded, for the exec oracle
+    // Rewrites the exec oracle need not make again: the reference's whole rewrite per profile, and
+    // another patcher's when each of its batches gave the reference's very program and outcome
+    // (the passes are deterministic functions of the program, so its whole rewrite is the same).
+    const bool per_batch = wants(cfg, "structural") || wants(cfg, "smt-jump");
+    std::deque<Program> rewritten_per_arch;  // stable addresses for `given_rewrites`
+    std::vector<oracles::exec::GivenRewrite> given_rewrites;
     for (const auto& arch_name : cfg.arches) {
         auto arch = arch_by_name(arch_name);
         PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
@@ -159,13 +166,15 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
         std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
         RecordingPatcher recorder(*reference, batches);
-        Program rewritten = c.program;
+        // Only the per-batch oracles need each batch's program before and after (copies).
+        patch::Patcher& driver = per_batch ? static_cast<patch::Patcher&>(recorder) : *reference;
+        Program& rewritten = rewritten_per_arch.emplace_back(c.program);
         patch::PatchOutcome final_outcome;
 
         if (!c.patches.empty()) {
             recorder.current_pass = "explicit";
             for (const auto& b : c.patches) {
-                final_outcome = recorder.apply(rewritten, b);
+                final_outcome = driver.apply(rewritten, b);
                 report.pass_triggers["explicit"] += static_cast<uint32_t>(b.patches.size());
                 if (!final_outcome.ok()) break;
             }
@@ -177,7 +186,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 passes::RewriteOptions one = opts;
                 one.only = {std::string(name)};
                 recorder.current_pass = std::string(name);
-                const auto res = passes::run_pipeline(rewritten, recorder, one);
+                const auto res = passes::run_pipeline(rewritten, driver, one);
                 for (const auto& [pass, n] : res.patch_counts) report.pass_triggers[pass] += n;
                 final_outcome = res.outcome;
                 if (!res.outcome.ok()) break;
@@ -191,11 +200,14 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         for (size_t i = 1; i < patcher_names.size(); ++i) others.emplace_back(patcher_names[i], patch::make_patcher(patcher_names[i]));
         oracles::smt::SmtOptions so;
         so.timeout_ms = cfg.smt_timeout_ms;
+        std::vector<bool> others_agree(others.size(), per_batch);
         for (const auto& rb : batches) {
             if (const BatchVerdicts* same = find_same(memo, rb)) {
                 for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
+                for (size_t i = 0; i < others.size(); ++i) others_agree[i] = others_agree[i] && same->others_agree[i];
                 continue;
             }
+            std::vector<bool> batch_agree(others.size(), false);
             const size_t first_verdict = report.verdicts.size();
             const std::string kind = kind_of(rb.batch);
             std::optional<oracles::Verdict> reference_jumps;
@@ -203,9 +215,10 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 reference_jumps = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
                 reference_jumps->patch_kind = kind;
             }
-            auto run_other = [&](const std::string& name, patch::Patcher& q) {
+            auto run_other = [&](const std::string& name, patch::Patcher& q) -> bool {
                 Program out = rb.before;
                 const auto outcome = q.apply(out, rb.batch);
+                const bool agrees = outcome == rb.outcome && out == rb.after;
                 if (wants(cfg, "structural")) {
                     auto v = oracles::compare_patcher_outputs({patcher_names[0], &rb.after, rb.outcome}, {name, &out, outcome});
                     v.patch_kind = kind;
@@ -213,7 +226,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 }
                 if (wants(cfg, "smt-jump")) {
                     // The same input to the same pure check gives the same verdict.
-                    if (outcome == rb.outcome && out == rb.after) {
+                    if (agrees) {
                         add(*reference_jumps, arch_name, rb.pass, name);
                     } else {
                         auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, outcome, out, so);
@@ -221,14 +234,20 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                         add(std::move(v), arch_name, rb.pass, name);
                     }
                 }
+                return agrees;
             };
-            for (auto& [name, q] : others) run_other(name, *q);
+            for (size_t i = 0; i < others.size(); ++i) {
+                batch_agree[i] = run_other(others[i].first, *others[i].second);
+                others_agree[i] = others_agree[i] && batch_agree[i];
+            }
             if (cfg.external != nullptr) run_other(cfg.external_name, *cfg.external);
             if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
             // An external plugin may keep state between calls: its verdicts are never reused.
             if (cfg.external == nullptr)
-                memo.push_back({&rb, std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict),
-                                                                report.verdicts.end())});
+                memo.push_back({&rb,
+                                std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict),
+                                                           report.verdicts.end()),
+                                batch_agree});
         }
 
         if (wants(cfg, "smt-inline") && c.options.iter_inline != passes::IterInline::Off) {
@@ -236,7 +255,12 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 add(std::move(proof.verdict), arch_name, "iter_inline", proof.sequence);
         }
 
-        if (wants(cfg, "exec") && final_outcome.ok() && c.patches.empty()) exec_arches.push_back(*arch);
+        if (wants(cfg, "exec") && final_outcome.ok() && c.patches.empty()) {
+            exec_arches.push_back(*arch);
+            given_rewrites.push_back({arch_name, patcher_names[0], &rewritten});
+            for (size_t i = 0; i < others.size(); ++i)
+                if (others_agree[i]) given_rewrites.push_back({arch_name, others[i].first, &rewritten});
+        }
     }
     if (!exec_arches.empty()) {
         // Original (kfunc and helper calls run by reference models) vs each patcher's rewrite,
@@ -247,6 +271,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         eo.patchers = patcher_names;
         eo.rewrite = c.options;
         eo.given = c.inputs;
+        eo.rewrites = given_rewrites;
         eo.inputs = cfg.exec_inputs;
         eo.seed = c.seed;
         oracles::Verdict v = oracles::exec::exec_diff(c.program, eo);

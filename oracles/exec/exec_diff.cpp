@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <deque>
 #include <optional>
 #include <sstream>
 
@@ -188,19 +189,27 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         for (auto n : patch::patcher_names()) patchers.emplace_back(n);
     const uint32_t depth = main_stack_depth(prog);
 
+    // Programs are held by pointer: the original, the caller's rewrites, and the ones made here
+    // (kept in `made`, whose elements never move).
     struct Variant {
         std::string patcher;
-        Program prog;
+        const Program* prog;
     };
     struct PerArch {
         ArchProfile arch;
-        Program ref;
+        const Program* ref;
         std::vector<Variant> cands;
+    };
+    std::deque<Program> made;
+    auto given_rewrite = [&](const ArchProfile& a, const std::string& patcher) -> const Program* {
+        for (const GivenRewrite& g : opts.rewrites)
+            if (g.prog && g.arch == a.name && g.patcher == patcher) return g.prog;
+        return nullptr;
     };
     std::vector<PerArch> setups;
     const std::optional<std::string> facts_gap = zext_jit_fact_issue(prog);
     for (const ArchProfile& a : archs) {
-        PerArch pa{a, prog, {}};
+        PerArch pa{a, &prog, {}};
         passes::RewriteOptions ro = opts.rewrite;
         ro.arch = a;
         if (a.needs_zext) {
@@ -208,18 +217,24 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             passes::RewriteOptions zo = ro;
             zo.only = {"zext"};
             auto p = patch::make_patcher(patchers.front());
-            passes::PipelineResult pr = passes::run_pipeline(pa.ref, *p, zo);
+            Program& zref = made.emplace_back(prog);
+            passes::PipelineResult pr = passes::run_pipeline(zref, *p, zo);
             if (!pr.outcome.ok()) return Verdict::skip("exec", "zext-only rewrite failed on " + std::string(a.name) + ": " + pr.outcome.log);
+            pa.ref = &zref;
         }
         for (const std::string& pn : patchers) {
+            if (const Program* g = given_rewrite(a, pn)) {
+                pa.cands.push_back({pn, g});
+                continue;
+            }
             auto p = patch::make_patcher(pn);
             if (!p) return Verdict::skip("exec", "unknown patcher '" + pn + "'");
-            Variant v{pn, prog};
-            passes::PipelineResult pr = passes::run_pipeline(v.prog, *p, ro);
+            Program& out = made.emplace_back(prog);
+            passes::PipelineResult pr = passes::run_pipeline(out, *p, ro);
             if (!pr.outcome.ok())
                 return Verdict::skip("exec", "rewrite failed with " + pn + " on " + std::string(a.name) + " (pass " + pr.failed_pass +
                                                  "): " + pr.outcome.log);
-            pa.cands.push_back(std::move(v));
+            pa.cands.push_back({pn, &out});
         }
         setups.push_back(std::move(pa));
     }
@@ -231,6 +246,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     struct Runnable {
         const Program* prog;
         const ArchProfile* arch;
+        interp::Executable exe;  // decoded once, run on every input
     };
     std::vector<Runnable> runnables;
     auto slot_of = [&](const Program& p, const ArchProfile& a) -> size_t {
@@ -238,14 +254,14 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             if (runnables[i].arch->movsx_as_mov == a.movsx_as_mov &&
                 runnables[i].arch->alu32_no_implicit_zext == a.alu32_no_implicit_zext && *runnables[i].prog == p)
                 return i;
-        runnables.push_back({&p, &a});
+        runnables.push_back({&p, &a, interp::Executable(p, a)});
         return runnables.size() - 1;
     };
     std::vector<size_t> ref_slot(setups.size());
     std::vector<std::vector<size_t>> cand_slot(setups.size());
     for (size_t si = 0; si < setups.size(); ++si) {
-        ref_slot[si] = slot_of(setups[si].ref, setups[si].arch);
-        for (const Variant& v : setups[si].cands) cand_slot[si].push_back(slot_of(v.prog, setups[si].arch));
+        ref_slot[si] = slot_of(*setups[si].ref, setups[si].arch);
+        for (const Variant& v : setups[si].cands) cand_slot[si].push_back(slot_of(*v.prog, setups[si].arch));
     }
 
     Rng rng(opts.seed);
@@ -261,7 +277,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         compared.clear();
         auto run = [&](size_t slot) -> const interp::ExecResult& {
             if (!results[slot]) {
-                results[slot] = interp::execute(*runnables[slot].prog, in, *runnables[slot].arch, eo);
+                results[slot] = interp::execute(runnables[slot].exe, in, eo);
                 ++st.executions;
             }
             return *results[slot];
@@ -295,6 +311,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                     // corrected; only a divergence that survives is a finding.
                     ExecDiffOptions again = opts;
                     again.archs = {pa.arch};
+                    again.rewrites.clear();  // they are rewrites of `prog`, not of the corrected program
                     const Verdict completed = exec_diff(zext_jit_facts(prog), again);
                     if (completed.outcome != Outcome::Fail)
                         return Verdict::skip("exec", std::string(pa.arch.name) + ": " + *facts_gap + "; with facts a zext JIT can see the runs " +
@@ -304,14 +321,14 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                 // Re-run both with traces for the report.
                 interp::ExecOptions to;
                 to.trace_last = opts.trace_context;
-                interp::ExecResult rt = interp::execute(pa.ref, in, pa.arch, to);
-                interp::ExecResult ct = interp::execute(v.prog, in, pa.arch, to);
+                interp::ExecResult rt = interp::execute(*pa.ref, in, pa.arch, to);
+                interp::ExecResult ct = interp::execute(*v.prog, in, pa.arch, to);
                 std::ostringstream cex;
                 cex << "seed " << opts.seed << ", input #" << k << (k < opts.given.size() ? " (given)" : " (generated)") << ", arch "
                     << pa.arch.name << ", patcher " << v.patcher << "\n  input: " << input_text(in) << "\n  " << d->detail
                     << "\n  reference trace (last " << rt.trace.size() << " steps):\n"
-                    << trace_text(pa.ref, rt, opts.trace_context) << "  rewritten trace (last " << ct.trace.size() << " steps):\n"
-                    << trace_text(v.prog, ct, opts.trace_context);
+                    << trace_text(*pa.ref, rt, opts.trace_context) << "  rewritten trace (last " << ct.trace.size() << " steps):\n"
+                    << trace_text(*v.prog, ct, opts.trace_context);
                 Verdict vd = Verdict::fail("exec", d->kind,
                                            d->kind + " on " + std::string(pa.arch.name) + " with " + v.patcher + " " +
                                                std::string(kCausePrefix) + cause + "]",

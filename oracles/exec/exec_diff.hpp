@@ -23,6 +23,15 @@
 
 namespace patchfuzz::oracles::exec {
 
+// A rewrite the caller already made (the runner runs every patcher's pipeline for its own
+// oracles): exactly what passes::run_pipeline(copy of prog, patcher, rewrite with arch) gives.
+// exec_diff uses it instead of running the pipeline again; the caller keeps it alive.
+struct GivenRewrite {
+    std::string arch;     // ArchProfile::name
+    std::string patcher;  // a name in ExecDiffOptions::patchers
+    const Program* prog = nullptr;
+};
+
 struct ExecDiffOptions {
     std::vector<ArchProfile> archs;          // empty: x86_64, arm64, jit32
     std::vector<std::string> patchers;       // empty: every patch::patcher_names()
@@ -31,6 +40,7 @@ struct ExecDiffOptions {
     uint64_t seed = 1;
     InputGenOptions input_gen;
     std::vector<interp::ExecInput> given;    // run first (e.g. a .case's own inputs)
+    std::vector<GivenRewrite> rewrites;      // of this very program; the rest are computed
     bool r0_full = false;                    // compare all 64 bits of r0
     uint32_t trace_context = 12;             // steps of each trace shown around a divergence
 };

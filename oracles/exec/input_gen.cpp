@@ -39,7 +39,7 @@ int32_t edge_int(Rng& rng) {
 interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts) {
     interp::ExecInput in;
     in.ctx.resize(opts.ctx_size);
-    for (auto& b : in.ctx) b = static_cast<uint8_t>(rng.next());
+    rng.fill(in.ctx);
     if (opts.ctx_size >= 8) {
         // (start, end) at ctx+0 / ctx+4: short ranges around an edge, an edge pair, a far pair.
         int32_t s = edge_int(rng), e = 0;
@@ -54,13 +54,13 @@ interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOp
         put32(in.ctx, 4, static_cast<uint32_t>(e));
     }
     in.packet.resize(opts.packet_size);
-    for (auto& b : in.packet) b = static_cast<uint8_t>(rng.next());
+    rng.fill(in.packet);
     for (size_t r = 0; r < in.regs.size(); ++r) in.regs[r] = garbage_upper(rng, static_cast<uint32_t>(rng.next()));
     in.stack.resize(interp::kStackSize);
     if (rng.chance(1, 4)) {
         for (auto& b : in.stack) b = 0;
     } else {
-        for (auto& b : in.stack) b = static_cast<uint8_t>(rng.next());
+        rng.fill(in.stack);
     }
     in.maps.resize(prog.maps.size());
     for (size_t m = 0; m < prog.maps.size(); ++m) {
@@ -74,7 +74,7 @@ interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOp
             uint32_t kv = array ? k : static_cast<uint32_t>(rng.range(0, 7));
             for (size_t i = 0; i < e.key.size(); ++i) e.key[i] = i < 4 ? static_cast<uint8_t>(kv >> (8 * i)) : 0;
             e.value.resize(d.value_size);
-            for (auto& b : e.value) b = static_cast<uint8_t>(rng.next());
+            rng.fill(e.value);
             in.maps[m].push_back(std::move(e));
         }
     }
