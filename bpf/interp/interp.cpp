@@ -1225,6 +1225,8 @@ ExecResult Machine::run() {
     res_.packet.assign(mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).data + mem_.region(kRegionPacket).size);
     if (opts_.collect_maps)
         for (auto& m : maps_) res_.maps.push_back(m->entries());
+    res_.map_digests.reserve(maps_.size());
+    for (auto& m : maps_) res_.map_digests.push_back(m->content_digest());
     if (cost_) res_.cycles = cost_->cycles();
     if (!ring_.empty()) {
         size_t n = std::min(ring_pos_, ring_.size());

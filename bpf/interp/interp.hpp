@@ -53,6 +53,8 @@ struct ExecResult {
     uint64_t steps = 0;
     std::vector<uint8_t> stack;                  // main frame's final stack (fp-512 .. fp-1)
     std::vector<std::vector<MapEntry>> maps;     // final map contents, per Program::maps index, key order
+                                                 // (when ExecOptions::collect_maps)
+    std::vector<uint64_t> map_digests;           // MapModel::content_digest() per map, always
     std::vector<std::string> effects;            // helper/kfunc effects that a rewrite must keep
     double cycles = 0;                           // cost model (when ExecOptions::cost is set)
     std::vector<uint8_t> ctx;                    // final ctx bytes
@@ -69,7 +71,7 @@ struct ExecOptions {
     // bpf_conformance harness: helper 5 is the suite's own test helper (returns r1 + 0, ignored by
     // the tests), and `callx` calls helpers by register.
     bool conformance_helpers = false;
-    bool collect_maps = true;       // fill ExecResult::maps
+    bool collect_maps = true;       // fill ExecResult::maps (map_digests are always filled)
 };
 
 // Runs `prog` from insn 0. Never throws, never aborts on program behaviour.

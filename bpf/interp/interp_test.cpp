@@ -283,6 +283,30 @@ TEST(InterpHelpers, HashAndLruMaps) {
     ASSERT_EQ(l.status, S::Ok) << l.reason;
     EXPECT_EQ(l.r0, 99u);
     EXPECT_EQ(l.maps[0].size(), 2u);
+    // Digests (what the execution oracle compares) follow the contents: hash and LRU end with
+    // different keys; the same run twice, and a run that does not collect entries, agree.
+    ASSERT_EQ(h.map_digests.size(), 1u);
+    ASSERT_EQ(l.map_digests.size(), 1u);
+    EXPECT_NE(h.map_digests[0], l.map_digests[0]);
+    ExecOptions no_entries;
+    no_entries.collect_maps = false;
+    ExecResult h2 = execute(prog(BPF_MAP_TYPE_HASH), {}, arch_x86_64(), no_entries);
+    EXPECT_TRUE(h2.maps.empty());
+    EXPECT_EQ(h2.map_digests, h.map_digests);
+    // Array contents given by the input and left alone by the program: one value byte apart,
+    // digests apart; same contents, same digest.
+    Program untouched = make_program({mov64_imm(0, 0), exit_insn()});
+    untouched.maps.push_back(MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 4});
+    ExecInput in1;
+    in1.maps = {{MapEntry{{2, 0, 0, 0}, {1, 2, 3, 4, 5, 6, 7, 8}}}};
+    ExecInput in2 = in1;
+    in2.maps[0][0].value[7] = 9;
+    const ExecResult a1 = execute(untouched, in1, arch_x86_64()), a2 = execute(untouched, in1, arch_arm64());
+    const ExecResult b1 = execute(untouched, in2, arch_x86_64());
+    ASSERT_EQ(a1.status, S::Ok) << a1.reason;
+    ASSERT_NE(a1.maps, b1.maps);
+    EXPECT_NE(a1.map_digests, b1.map_digests);
+    EXPECT_EQ(a1.map_digests, a2.map_digests);
 }
 
 TEST(InterpHelpers, TailCallsOutOfRangeHaveNoEffect) {

@@ -158,6 +158,46 @@ uint64_t MapModel::percpu_direct_value(uint32_t off) const {
     return kPercpuBase + (Memory::addr(percpu_values_[0], off) - kRegionBase);
 }
 
+namespace {
+// FNV-1a over bytes, folded per entry; a digest for equality checks, not for security.
+struct Digest {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    void bytes(const uint8_t* p, size_t n) {
+        for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+    }
+    void word(uint64_t v) {
+        for (int i = 0; i < 8; ++i) h = (h ^ static_cast<uint8_t>(v >> (8 * i))) * 0x100000001b3ULL;
+    }
+};
+}  // namespace
+
+uint64_t MapModel::content_digest() {
+    // The same walk as entries(): what it would return is what is digested.
+    Digest d;
+    if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
+        uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
+        for (uint32_t i = 0; i < def_.max_entries; ++i) {
+            const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
+                                       : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(i) * elem_size_;
+            d.word(i);
+            d.bytes(p, vs);
+        }
+    } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
+        for (auto& [k, el] : hash_) {
+            d.word(k.size());
+            d.bytes(k.data(), k.size());
+            uint32_t r = 0, off = 0;
+            if (mem_.region_of(hash_value(el.region), r, off)) {
+                d.word(def_.value_size);
+                d.bytes(mem_.region(r).data + off, def_.value_size);
+            } else {
+                d.word(0);
+            }
+        }
+    }
+    return d.h;
+}
+
 std::vector<MapEntry> MapModel::entries() {
     std::vector<MapEntry> out;
     if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {

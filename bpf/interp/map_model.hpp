@@ -47,6 +47,9 @@ public:
     // MAP_VALUE of a PERCPU_ARRAY), 0 for any other map or off >= value_size.
     uint64_t percpu_direct_value(uint32_t off) const;
     [[nodiscard]] std::vector<MapEntry> entries();
+    // A 64-bit digest of entries() (keys and values, in key order) computed without building them:
+    // equal contents give equal digests, so two runs' maps compare cheaply.
+    [[nodiscard]] uint64_t content_digest();
     [[nodiscard]] uint32_t elem_size() const { return elem_size_; }
 
 private:

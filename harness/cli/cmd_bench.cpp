@@ -3,8 +3,10 @@
 // patcher must write. Harness: bpf/patch/bench_harness.hpp (verification + warm-up run, R timed
 // repetitions on fresh copies, median and spread). Output: CSV (default) or --json, the fitted
 // growth exponent of each patcher over a sweep, the bars, and a gnuplot log-log plot.
+#include <malloc.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -116,6 +118,13 @@ struct Bar {
 }  // namespace
 
 int cmd_bench(Args args) {
+    // Every repetition allocates the patcher's output arrays (and the baseline its fresh buffer).
+    // Above the mmap threshold glibc maps them anew each time, and on a VM a first touch of guest
+    // memory can cost more than the patching: the sweep's large sizes then measured page faults
+    // (the memcpy floor itself grew with exponent 1.7). Served from a heap that keeps what it
+    // frees, the warm-up run pays the faults and the timed runs measure the patchers.
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
     std::vector<std::string> profiles;
     std::optional<uint64_t> insns, patches;
     bool sweep = false, json = false, check_bars = false;
