@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 std::string finding_key(const OracleVerdict& v) {
     std::string k = signature_of(v);
-    if (v.verdict.oracle == "exec") k += "|" + oracles::exec::exec_cause(v.verdict);
+    if (v.verdict.oracle == "exec") k = k.substr(0, k.rfind('/') + 1) + "|" + oracles::exec::exec_cause(v.verdict);
     return k;
 }
 

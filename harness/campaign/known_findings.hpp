@@ -9,7 +9,10 @@
 // its key: the semantic signature, plus for the
 // execution oracle the pass that alone reproduces the divergence ("[cause: P]" of the verdict,
 // oracles/exec/exec_diff.hpp), because exec signatures name no pass. So a new r0 mismatch caused
-// by a different pass is still new. A filed case that no longer fails contributes nothing (and,
+// by a different pass is still new. Exec keys leave out the arch profile: the oracle reports the
+// first profile on which a divergence shows, and which one that is depends on the program around
+// the bug (the bpf_loop inline's 32-bit -E2BIG reaches memory on x86_64 through a 64-bit store,
+// on jit32 through a movsx that a 32-bit JIT runs as a plain move), not on the bug. A filed case that no longer fails contributes nothing (and,
 // when the oracle named by its `-- expect` runs, is listed in notes()): the bug is fixed, and
 // seeing it again would be news. An external patcher (--patcher-lib) is left out of the loading
 // run: its failures are never masked.
@@ -21,7 +24,7 @@
 
 namespace patchfuzz::harness {
 
-// signature_of(v), with "|cause" appended for exec failures.
+// signature_of(v); for exec failures without its arch part and with "|cause" appended.
 std::string finding_key(const OracleVerdict& v);
 
 class KnownFindings {

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "bpf/passes/infer_facts.hpp"
+#include "bpf/passes/rejected_reads.hpp"
 #include "gen/shrink.hpp"
 
 namespace patchfuzz::harness {
@@ -60,13 +61,19 @@ MinimizeResult minimize(const Case& failing, const RunConfig& cfg, const std::st
     // Facts the original already carried without the code to justify them (hand-written cases,
     // generator shortcuts) are tolerated; a shrink may not add more.
     uint32_t unjustified = unjustified_facts(failing.program);
+    // Likewise register reads the verifier rejects (a deleted `r0 = 0` before a callback's exit,
+    // bpf_loop left with the ctx pointer as nr_loops): no kernel would load the reproducer.
+    size_t rejected = passes::rejected_reads(failing.program).size();
     auto try_case = [&](const Case& cand) {
         const uint32_t u = unjustified_facts(cand.program);
         if (u > unjustified) return false;
+        const size_t r = passes::rejected_reads(cand.program).size();
+        if (r > rejected) return false;
         ++res.runs;
         if (!fails_with(cand, cfg, signature)) return false;
         res.minimized = cand;
         unjustified = u;
+        rejected = r;
         ++res.steps;
         return true;
     };

@@ -7,6 +7,7 @@
 
 #include "bpf/isa/insn.hpp"
 #include "bpf/passes/infer_facts.hpp"
+#include "bpf/passes/rejected_reads.hpp"
 
 namespace patchfuzz::harness {
 namespace {
@@ -54,6 +55,23 @@ TEST(Minimize, KeepsTheCodeThatJustifiesTheInlineFacts) {
     passes::infer_facts(code);
     EXPECT_TRUE(code.aux[call].loop_fit_for_inline)
         << "the minimizer removed the flags = 0 or callback setup the inline fact depends on";
+}
+
+TEST(Minimize, NeverLeavesARegisterReadTheVerifierRejects) {
+    // Finding 0007: deleting `r1 = 0x100000003` still fails (R1 is then the ctx pointer, whose
+    // upper half is not zero either), and so does deleting the callback's `r0 = 0`; a kernel
+    // rejects both programs, so neither may be the reproducer.
+    auto c = read_case(PATCHFUZZ_SOURCE_ROOT "/corpus/regression/findings/0007-bpf-loop-nr-loops-upper-half.case");
+    ASSERT_TRUE(c) << c.error().to_string();
+    ASSERT_TRUE(passes::rejected_reads(c->program).empty());
+    Case without_def = *c;
+    without_def.program.insns[0] = isa::ja(0);
+    without_def.program.insns[1] = isa::ja(0);
+    ASSERT_TRUE(fails_with(without_def, exec_x86(), kSignature)) << "the shrink this test guards against must still fail";
+    ASSERT_FALSE(passes::rejected_reads(without_def.program).empty());
+    const MinimizeResult r = minimize(*c, exec_x86(), kSignature, MinimizeOptions{.max_runs = 2000, .max_seconds = 60});
+    EXPECT_TRUE(fails_with(r.minimized, exec_x86(), kSignature));
+    EXPECT_TRUE(passes::rejected_reads(r.minimized.program).empty());
 }
 
 }  // namespace

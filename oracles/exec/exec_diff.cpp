@@ -321,10 +321,15 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                     ExecDiffOptions again = opts;
                     again.archs = {pa.arch};
                     again.rewrites.clear();  // they are rewrites of `prog`, not of the corrected program
-                    const Verdict completed = exec_diff(zext_jit_facts(prog), again);
+                    Verdict completed = exec_diff(zext_jit_facts(prog), again);
                     if (completed.outcome != Outcome::Fail)
                         return Verdict::skip("exec", std::string(pa.arch.name) + ": " + *facts_gap + "; with facts a zext JIT can see the runs " +
                                                          (completed.outcome == Outcome::Pass ? "agree" : "are not judged either"));
+                    // The divergence that survives is the finding, not this one: this one may be
+                    // the missing fact's alone (and the two can differ in kind and cause).
+                    completed.counterexample = "(judged with the zext facts a zext JIT can see: " + *facts_gap + ")\n" +
+                                               completed.counterexample;
+                    return completed;
                 }
                 const std::string cause = divergence_cause(prog, pa.arch, v.patcher, ro_for(opts, pa.arch), in, ref, depth, opts.r0_full, d->kind);
                 // Re-run both with traces for the report.
