@@ -564,13 +564,20 @@ void Builder::call_sub(Fn& f, uint32_t g) {
 void Builder::bpf_loop(Fn& f, uint32_t g) {
     const Fn& cb = fns_[g];
     int32_t nr;
+    bool upper_half = false;
     if (cb.cb_ret_one) {
         const int32_t opts[] = {0, 1, 5, isa::kMaxLoops, isa::kMaxLoops + 1, -1};
         nr = opts[s_.pick(6, Tag::Imm)];
+        // A 64-bit scalar with bits 32-63 set: the helper counts (u32)nr_loops, the inline
+        // compares all 64 bits (spec/iterators-isa-arch.md §2.4; finding 0007).
+        upper_half = s_.chance(1, 8);
     } else {
         nr = static_cast<int32_t>(s_.draw(0, std::max<uint32_t>(1, o_.loop_iters_max), Tag::Imm));
     }
-    emit(f, isa::mov32_imm(R1, nr));
+    if (upper_half)
+        emit_ld64(f, R1, 0, nr, 1);
+    else
+        emit(f, isa::mov32_imm(R1, nr));
     const uint32_t fn = emit_ld64(f, R2, BPF_PSEUDO_FUNC, 0, 0);
     f.calls.emplace_back(fn, g);
     emit(f, isa::mov64_imm(R3, 0));
