@@ -159,14 +159,18 @@ uint64_t MapModel::percpu_direct_value(uint32_t off) const {
 }
 
 namespace {
-// FNV-1a over bytes, folded per entry; a digest for equality checks, not for security.
+// A multiply-xorshift fold over 64-bit words (bytes taken little-endian, the tail zero-padded and
+// its length folded in): a digest for equality checks, not for security.
 struct Digest {
     uint64_t h = 0xcbf29ce484222325ULL;
-    void bytes(const uint8_t* p, size_t n) {
-        for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-    }
     void word(uint64_t v) {
-        for (int i = 0; i < 8; ++i) h = (h ^ static_cast<uint8_t>(v >> (8 * i))) * 0x100000001b3ULL;
+        h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+    }
+    void bytes(const uint8_t* p, size_t n) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) word(load_le(p + i, 8));
+        if (i < n) word(load_le(p + i, static_cast<uint32_t>(n - i)) ^ (uint64_t{n - i} << 56));
     }
 };
 }  // namespace
