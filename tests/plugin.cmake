@@ -30,3 +30,14 @@ set_tests_properties(plugin_wrong_abi_rejected PROPERTIES
 add_test(NAME plugin_missing_rejected
          COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 1 --patcher-lib /nonexistent/x.so)
 set_tests_properties(plugin_missing_rejected PROPERTIES PASS_REGULAR_EXPRESSION "/nonexistent/x.so: no such file")
+# Files that are no plugin get told so before dlopen: a BPF object, a text file, a directory.
+add_test(NAME plugin_bpf_object_rejected
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 1 --patcher-lib ${PATCHFUZZ_BPF_OBJ_DIR}/divmod.bpf.o)
+set_tests_properties(plugin_bpf_object_rejected PROPERTIES
+                     PASS_REGULAR_EXPRESSION "divmod.bpf.o: a BPF object \\(ELF machine eBPF\\), not a shared library")
+add_test(NAME plugin_not_elf_rejected
+         COMMAND sh -c "'$<TARGET_FILE:patchfuzz>' fuzz --runs 1 --patcher-lib '${PATCHFUZZ_SOURCE_ROOT}/README.md' 2>&1; test $? -eq 2")
+set_tests_properties(plugin_not_elf_rejected PROPERTIES PASS_REGULAR_EXPRESSION "README.md: not an ELF file")
+add_test(NAME plugin_directory_rejected
+         COMMAND sh -c "'$<TARGET_FILE:patchfuzz>' fuzz --runs 1 --patcher-lib '${PATCHFUZZ_SOURCE_ROOT}/corpus' 2>&1; test $? -eq 2")
+set_tests_properties(plugin_directory_rejected PROPERTIES PASS_REGULAR_EXPRESSION "corpus: is a directory")

@@ -1,6 +1,7 @@
 #include "harness/plugin/plugin_patcher.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "bpf/loader/program_wire.hpp"
 #include "harness/plugin/pf_convert.hpp"
@@ -22,8 +25,43 @@ struct PluginPatcher::Impl {
     void (*free_out)(pf_program*) = nullptr;
 };
 
+namespace {
+
+// The host's ELF machine: a plugin is a shared library for the machine patchfuzz runs on.
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+#else
+constexpr uint16_t kHostMachine = EM_NONE;  // not checked
+#endif
+
+// What dlopen would say less clearly ("cannot open shared object file" for a BPF object, say):
+// the file must be a 64-bit little-endian ELF shared object for this machine.
+std::optional<std::string> not_a_plugin(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return "is a directory, not a shared library";
+    std::ifstream in(path, std::ios::binary);
+    unsigned char h[EI_NIDENT + 4] = {};
+    if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return "too short for an ELF header: not a shared library";
+    if (std::memcmp(h, ELFMAG, SELFMAG) != 0) return "not an ELF file: a plugin is a shared library (.so)";
+    if (h[EI_CLASS] != ELFCLASS64 || h[EI_DATA] != ELFDATA2LSB) return "not a 64-bit little-endian ELF file";
+    const uint16_t type = static_cast<uint16_t>(h[EI_NIDENT] | h[EI_NIDENT + 1] << 8);
+    const uint16_t machine = static_cast<uint16_t>(h[EI_NIDENT + 2] | h[EI_NIDENT + 3] << 8);
+    if (machine == EM_BPF) return "a BPF object (ELF machine eBPF), not a shared library: give it to `patchfuzz load` or `rewrite`";
+    if (type != ET_DYN)
+        return "ELF type " + std::to_string(type) + (type == ET_REL ? " (relocatable object)" : type == ET_EXEC ? " (executable)" : "") +
+               ", not a shared library: build the plugin with -shared -fPIC";
+    if (kHostMachine != EM_NONE && machine != kHostMachine)
+        return "ELF machine " + std::to_string(machine) + ", but this patchfuzz runs on machine " + std::to_string(kHostMachine);
+    return std::nullopt;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<PluginPatcher>> PluginPatcher::open(const std::string& path) {
     if (!std::filesystem::exists(path)) return Error{path, "no such file"};
+    if (auto why = not_a_plugin(path)) return Error{path, *why};
     // dlopen needs a path with a slash to avoid searching the library path.
     const std::string p = path.find('/') == std::string::npos ? "./" + path : path;
     void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
