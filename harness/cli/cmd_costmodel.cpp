@@ -31,8 +31,7 @@ int cmd_costmodel(Args args) {
             json = true;
             continue;
         }
-        std::fprintf(stderr, "patchfuzz costmodel: unknown argument '%s'\n", a);
-        help(stderr);
+        std::fprintf(stderr, "patchfuzz costmodel: unknown argument '%s' (see --help)\n", a);
         return 2;
     }
     auto t = oracles::exec::cost_table();

@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "The seed is printed on stderr as 'patchfuzz gen: seed S'. Exit: 0 ok, 2 bad usage or input.\n";
 
 int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "patchfuzz gen: %s\n%s", msg.c_str(), kUsage);
+    std::fprintf(stderr, "patchfuzz gen: %s (see --help)\n", msg.c_str());
     return 2;
 }
 

@@ -62,7 +62,7 @@ constexpr const char* kUsage =
     "errors or no usable qemu/kernel.\n";
 
 int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "patchfuzz kernel: %s\n%s", msg.c_str(), kUsage);
+    std::fprintf(stderr, "patchfuzz kernel: %s (see --help)\n", msg.c_str());
     return 2;
 }
 

@@ -140,7 +140,7 @@ int cmd_load(Args args) {
         if (a == "--json") {
             json = true;
         } else if (a.size() > 1 && a[0] == '-') {
-            std::fprintf(stderr, "patchfuzz load: unknown option '%s'\n%s", args[i], kUsage);
+            std::fprintf(stderr, "patchfuzz load: unknown option '%s' (see --help)\n", args[i]);
             return 2;
         } else if (path.empty()) {
             path = a;
@@ -150,7 +150,7 @@ int cmd_load(Args args) {
         }
     }
     if (path.empty()) {
-        std::fprintf(stderr, "patchfuzz load: missing input X.bpf.o\n%s", kUsage);
+        std::fprintf(stderr, "patchfuzz load: missing input X.bpf.o (see --help)\n");
         return 2;
     }
     auto obj = loader::load_object(path);

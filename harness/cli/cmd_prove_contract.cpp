@@ -74,7 +74,7 @@ int cmd_prove_contract(Args args) {
         } else if (a == "--seed") {
             if (!value(o.smt.seed)) return 2;
         } else {
-            std::fprintf(stderr, "patchfuzz prove-contract: unknown option '%s'\n%s", args[i], kUsage);
+            std::fprintf(stderr, "patchfuzz prove-contract: unknown option '%s' (see --help)\n", args[i]);
             return 2;
         }
     }

@@ -109,7 +109,7 @@ int cmd_prove_inline(Args args) {
             }
             (a == "--seed" ? o.smt.seed : o.smt.timeout_ms) = n;
         } else {
-            std::fprintf(stderr, "patchfuzz prove-inline: unknown option '%s'\n%s", args[i], kUsage);
+            std::fprintf(stderr, "patchfuzz prove-inline: unknown option '%s' (see --help)\n", args[i]);
             return 2;
         }
     }
