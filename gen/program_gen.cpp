@@ -661,7 +661,10 @@ void Builder::helper_inl(Fn& f) {
         case 6:
             use_slot(f, 0);
             emit(f, isa::mov64_reg(R1, kCtxReg));
-            emit(f, isa::mov64_imm(R2, static_cast<int32_t>(s_.draw(0, 6, Tag::Imm))));
+            if (s_.chance(1, 8))  // the helper takes `u32 n`: an index with bits 32-63 set
+                emit_ld64(f, R2, 0, static_cast<int32_t>(s_.draw(0, 6, Tag::Imm)), 1);
+            else
+                emit(f, isa::mov64_imm(R2, static_cast<int32_t>(s_.draw(0, 6, Tag::Imm))));
             emit(f, isa::mov64_reg(R3, R10));
             emit(f, isa::alu64_imm(BPF_ADD, R3, slot_off(0)));
             emit(f, isa::call_helper(BPF_FUNC_get_func_arg));

@@ -2,6 +2,7 @@
 
 #include <linux/bpf.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -165,6 +166,7 @@ private:
     uint64_t clock_read();
     bool special_load(uint64_t addr, uint32_t size, uint64_t& out);
     uint64_t percpu_addr(uint64_t v) const;
+    bool tracing_helper(uint32_t pc, int32_t id, uint64_t& ret);
     bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
 
     const Program& prog_;
@@ -176,6 +178,7 @@ private:
 
     const std::vector<DInsn>& code_;
     const std::vector<std::string>& invalid_;
+    uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
     Memory mem_;
     std::vector<std::unique_ptr<MapModel>> maps_;
     uint64_t r_[16] = {};
@@ -196,8 +199,16 @@ private:
 
 bool Machine::setup() {
     for (uint32_t f = 0; f < kMaxFrames; ++f) mem_.add(kStackSize, RegionKind::Stack);
-    uint32_t ctx = mem_.add(static_cast<uint32_t>(in_.ctx.size()), RegionKind::Ctx);
-    if (!in_.ctx.empty()) std::memcpy(mem_.region(ctx).data, in_.ctx.data(), in_.ctx.size());
+    // A tracing program's ctx is the trampoline's argument array, with two words below it that
+    // the inlined get_func_* helpers read (arch_prepare_bpf_trampoline): ctx[-8] the number of
+    // arguments, ctx[-16] the traced function's address.
+    ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
+    uint32_t ctx = mem_.add(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), RegionKind::Ctx);
+    if (!in_.ctx.empty()) std::memcpy(mem_.region(ctx).data + ctx_base_, in_.ctx.data(), in_.ctx.size());
+    if (ctx_base_) {
+        store_le(mem_.region(ctx).data, 8, kTracedFuncIp);
+        store_le(mem_.region(ctx).data + 8, 8, tracing_nr_args(prog_));
+    }
     uint32_t pkt = mem_.add(static_cast<uint32_t>(in_.packet.size()), RegionKind::Packet);
     if (!in_.packet.empty()) std::memcpy(mem_.region(pkt).data, in_.packet.data(), in_.packet.size());
     // pcpu_hot: current_task at +0, cpu_number at +12 (offsets of internal_calls.hpp).
@@ -566,6 +577,64 @@ uint64_t Machine::percpu_addr(uint64_t v) const {
     return v + 0x5a5a000000000000ULL;  // garbage in, an unmapped address out
 }
 
+// bpf_get_func_arg / _ret / _arg_cnt / _ip of a tracing program (kernel/trace/bpf_trace.c), on
+// the trampoline words below ctx (setup). The argument index is the helper's `u32 n`.
+bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
+    const uint64_t ctx = r_[1];
+    const uint8_t* words = mem_.translate(ctx - kTracingCtxPrefix, kTracingCtxPrefix, false);
+    if (!words) {
+        fault(pc, "helper " + std::to_string(id) + ": r1 " + hex(ctx) + " is not the tracing ctx");
+        return false;
+    }
+    const uint64_t ip = load_le(words, 8), nr_args = load_le(words + 8, 8);
+    auto arg_word = [&](uint64_t index, uint64_t& out) {
+        const uint8_t* p = mem_.translate(ctx + index * 8, 8, false);
+        if (!p) {
+            fault(pc, "helper " + std::to_string(id) + ": ctx word " + std::to_string(index) + " is outside the ctx");
+            return false;
+        }
+        out = load_le(p, 8);
+        return true;
+    };
+    auto store_result = [&](uint64_t where, uint64_t v) {
+        uint8_t* p = mem_.translate(where, 8, true);
+        if (!p) {
+            fault(pc, "helper " + std::to_string(id) + ": value pointer " + hex(where) + " is not 8 writable bytes");
+            return false;
+        }
+        store_le(p, 8, v);
+        return true;
+    };
+    switch (id) {
+        case BPF_FUNC_get_func_arg: {
+            const uint32_t n = static_cast<uint32_t>(r_[2]);
+            if (uint64_t{n} >= nr_args) {
+                ret = static_cast<uint64_t>(-int64_t{EINVAL});
+                return true;
+            }
+            uint64_t v = 0;
+            if (!arg_word(n, v) || !store_result(r_[3], v)) return false;
+            ret = 0;
+            return true;
+        }
+        case BPF_FUNC_get_func_ret: {
+            const TraceAttach a = prog_.attach;
+            const bool has_ret = a == TraceAttach::Fexit || a == TraceAttach::ModifyReturn || a == TraceAttach::Fsession ||
+                                 a == TraceAttach::FexitMulti || a == TraceAttach::FsessionMulti;
+            if (!has_ret) {
+                ret = static_cast<uint64_t>(-int64_t{EOPNOTSUPP});
+                return true;
+            }
+            uint64_t v = 0;
+            if (!arg_word(nr_args, v) || !store_result(r_[2], v)) return false;
+            ret = 0;
+            return true;
+        }
+        case BPF_FUNC_get_func_arg_cnt: ret = nr_args; return true;
+        default: ret = ip; return true;  // get_func_ip: bpf_get_func_ip_tracing
+    }
+}
+
 // The value of a map ld_imm64 (BPF_PSEUDO_MAP_FD/IDX: the map; *_VALUE: an address in its value)
 // in this execution's memory; false with the reason when the program names no such map or value.
 bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
@@ -780,6 +849,16 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
                 break;
             case BPF_FUNC_get_smp_processor_id:
                 ret = in_.cpu;
+                break;
+            case BPF_FUNC_get_func_arg:
+            case BPF_FUNC_get_func_ret:
+            case BPF_FUNC_get_func_arg_cnt:
+            case BPF_FUNC_get_func_ip:
+                if (prog_.prog_type != BPF_PROG_TYPE_TRACING) {
+                    fault(pc, "helper " + std::to_string(id) + " has no model outside tracing programs", ExecResult::Status::Unsupported);
+                    return false;
+                }
+                if (!tracing_helper(pc, id, ret)) return false;
                 break;
             case BPF_FUNC_get_current_pid_tgid:
                 ret = (4242ULL << 32) | 4243;
@@ -1207,7 +1286,7 @@ ExecResult Machine::run() {
         return std::move(res_);
     }
     for (int k = 0; k < 10; ++k) r_[k] = in_.regs[static_cast<size_t>(k)];
-    r_[1] = Memory::addr(kRegionCtx, 0);
+    r_[1] = Memory::addr(kRegionCtx, ctx_base_);
     r_[10] = Memory::addr(0, kStackSize);
     r_[isa::kRegAx] = 0;
     frames_[0] = Frame{};

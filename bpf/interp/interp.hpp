@@ -35,6 +35,14 @@ inline constexpr uint32_t kRegionCtx = kMaxFrames;
 inline constexpr uint32_t kRegionPacket = kMaxFrames + 1;
 inline constexpr uint32_t kRegionPcpu = kMaxFrames + 2;  // this CPU's pcpu_hot (cpu number, current task)
 inline constexpr uint32_t kFirstMapRegion = kMaxFrames + 3;
+// A tracing program's ctx region starts with the trampoline's two words (func ip, nr_args); r1
+// points just after them. tracing_nr_args() is what the trampoline stores: the attach target's
+// parameter count (for tp_btf, which has none, what bpf-next folds in: vlen - 1).
+inline constexpr uint32_t kTracingCtxPrefix = 16;
+inline constexpr uint64_t kTracedFuncIp = kKsymBase + 0x2000;
+inline uint64_t tracing_nr_args(const Program& p) {
+    return p.attach == TraceAttach::RawTp ? (p.attach_btf_vlen ? p.attach_btf_vlen - 1u : 0u) : p.attach_btf_vlen;
+}
 // What R1-R5 hold after a helper or kfunc call (the verifier marks them unreadable; poisoning
 // makes code that still reads them diverge).
 inline constexpr uint64_t kCallPoison = 0xdeadbeefdeadbeefULL;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 
+#include <cerrno>
 #include <climits>
 
 #include "bpf/interp/cost_model.hpp"
@@ -378,6 +379,73 @@ TEST(InterpCost, BpfForCyclesFollowTheModel) {
     EXPECT_LT(x, 2.3 + 20.0 / 6);
     double l = per_iter(bpf_loop_program(true), cost_x86_64());
     EXPECT_NEAR(l, 3.0 + 8.0 / 6, 0.4);
+}
+
+}  // namespace
+}  // namespace patchfuzz::interp
+
+namespace patchfuzz::interp {
+namespace {
+
+// A tracing program with two arguments (2, 3) and a return value (4) in its ctx: the trampoline
+// layout of bpf_trace.c's get_func_* helpers (ctx[-8] = nr_args, ctx[-16] = the traced ip).
+Program tracing(std::vector<Insn> insns, TraceAttach attach) {
+    Program p = make_program(std::move(insns));
+    p.prog_type = BPF_PROG_TYPE_TRACING;
+    p.attach = attach;
+    p.attach_btf_vlen = 2;
+    return p;
+}
+ExecInput tracing_args() {
+    ExecInput in;
+    in.ctx.assign(24, 0);
+    in.ctx[0] = 2;   // arg 0
+    in.ctx[8] = 3;   // arg 1
+    in.ctx[16] = 4;  // return value (fexit)
+    return in;
+}
+
+TEST(InterpTracing, GetFuncArgRetCntIpFromTheTrampolineWords) {
+    // r6 = ctx; get_func_arg(ctx, N, fp-8); r7 = r0; r0 = *(fp-8) + r7 * 256
+    auto arg = [](uint64_t n) {
+        return cat(cat({mov64_reg(6, 1)}, ld64(2, n)),
+                   {mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -8), st(BPF_DW, 10, -8, 0), mov64_reg(1, 6),
+                    call_helper(BPF_FUNC_get_func_arg), mov64_reg(7, 0), ldx(BPF_DW, 0, 10, -8), alu64_imm(BPF_LSH, 7, 8),
+                    alu64_reg(BPF_ADD, 0, 7), exit_insn()});
+    };
+    ExecResult a1 = execute(tracing(arg(1), TraceAttach::Fentry), tracing_args(), arch_x86_64());
+    ASSERT_EQ(a1.status, S::Ok) << a1.reason;
+    EXPECT_EQ(a1.r0, 3u);  // argument 1, helper returned 0
+    // The helper's n is a u32: bits 32-63 are not part of the index.
+    ExecResult a1hi = execute(tracing(arg(0x100000001ULL), TraceAttach::Fentry), tracing_args(), arch_x86_64());
+    ASSERT_EQ(a1hi.status, S::Ok) << a1hi.reason;
+    EXPECT_EQ(a1hi.r0, 3u);
+    // n >= nr_args: -EINVAL, the value untouched (0).
+    ExecResult a2 = execute(tracing(arg(2), TraceAttach::Fentry), tracing_args(), arch_x86_64());
+    ASSERT_EQ(a2.status, S::Ok) << a2.reason;
+    EXPECT_EQ(a2.r0, static_cast<uint64_t>(-int64_t{EINVAL}) << 8);
+
+    auto ret = [](TraceAttach at) {
+        return tracing({mov64_reg(2, 10), alu64_imm(BPF_ADD, 2, -8), st(BPF_DW, 10, -8, 0), call_helper(BPF_FUNC_get_func_ret),
+                        mov64_reg(7, 0), ldx(BPF_DW, 0, 10, -8), alu64_imm(BPF_LSH, 7, 8), alu64_reg(BPF_ADD, 0, 7), exit_insn()},
+                       at);
+    };
+    EXPECT_EQ(execute(ret(TraceAttach::Fexit), tracing_args(), arch_x86_64()).r0, 4u);  // the word after the args
+    EXPECT_EQ(execute(ret(TraceAttach::Fentry), tracing_args(), arch_x86_64()).r0,
+              static_cast<uint64_t>(-int64_t{EOPNOTSUPP}) << 8);
+    EXPECT_EQ(execute(tracing({call_helper(BPF_FUNC_get_func_arg_cnt), exit_insn()}, TraceAttach::Fentry), tracing_args(),
+                      arch_x86_64())
+                  .r0,
+              2u);
+    EXPECT_EQ(execute(tracing({call_helper(BPF_FUNC_get_func_ip), exit_insn()}, TraceAttach::Fentry), tracing_args(), arch_x86_64()).r0,
+              kTracedFuncIp);
+    // The words really are below ctx, where the inlined code reads them.
+    EXPECT_EQ(execute(tracing({ldx(BPF_DW, 0, 1, -8), exit_insn()}, TraceAttach::Fentry), tracing_args(), arch_x86_64()).r0, 2u);
+    EXPECT_EQ(execute(tracing({ldx(BPF_DW, 0, 1, -16), exit_insn()}, TraceAttach::Fentry), tracing_args(), arch_x86_64()).r0,
+              kTracedFuncIp);
+    // Outside tracing programs these helpers have no model: the oracle skips, never guesses.
+    Program sk = make_program({mov64_reg(6, 1), call_helper(BPF_FUNC_get_func_arg_cnt), exit_insn()});
+    EXPECT_EQ(execute(sk, {}, arch_x86_64()).status, S::Unsupported);
 }
 
 }  // namespace

@@ -24,13 +24,24 @@ std::string hex8(const isa::Insn& i) {
     return s;
 }
 
-const char* prog_section(uint32_t prog_type) {
-    switch (prog_type) {
+std::string prog_section(const Program& p) {
+    switch (p.prog_type) {
         case BPF_PROG_TYPE_XDP: return "xdp";
         case BPF_PROG_TYPE_SCHED_CLS: return "tc";
         case BPF_PROG_TYPE_KPROBE: return "kprobe";
         case BPF_PROG_TYPE_TRACEPOINT: return "tracepoint";
         case BPF_PROG_TYPE_RAW_TRACEPOINT: return "raw_tp";
+        case BPF_PROG_TYPE_TRACING: {
+            // bpf_fentry_test1..6 (net/bpf/test_run.c) take 1..6 arguments: the one whose
+            // parameter count is the case's attach_btf_vlen gives the rewrite the same nr_args.
+            const std::string n = std::to_string(p.attach_btf_vlen >= 1 && p.attach_btf_vlen <= 6 ? p.attach_btf_vlen : 1);
+            switch (p.attach) {
+                case TraceAttach::Fexit: return "fexit/bpf_fentry_test" + n;
+                case TraceAttach::ModifyReturn: return "fmod_ret/bpf_modify_return_test";
+                case TraceAttach::RawTp: return "tp_btf/bpf_test_finish";
+                default: return "fentry/bpf_fentry_test" + n;
+            }
+        }
         default: return "socket";
     }
 }
@@ -100,7 +111,7 @@ std::string to_selftest_snippet(const Case& c, const Program& rewritten, const s
         }
     }
     o << " */\n";
-    o << "SEC(\"" << prog_section(c.program.prog_type) << "\")\n";
+    o << "SEC(\"" << prog_section(c.program) << "\")\n";
     o << "__description(\"patchfuzz: " << signature << "\")\n";
     o << "__success\n";
     for (size_t pc = 0; pc < rewritten.insns.size(); ++pc) {
