@@ -92,22 +92,36 @@ passes::RewriteOptions ro_for(const ExecDiffOptions& opts, const ArchProfile& a)
 std::string divergence_cause(const Program& prog, const ArchProfile& arch, const std::string& patcher,
                              const passes::RewriteOptions& ro, const interp::ExecInput& in, const interp::ExecResult& ref,
                              uint32_t depth, bool r0_full, const std::string& kind) {
-    for (auto name : passes::pass_names()) {
-        if (!ro.only.empty() && std::find(ro.only.begin(), ro.only.end(), name) == ro.only.end()) continue;
-        passes::RewriteOptions one = ro;
-        one.only = {std::string(name)};
-        // The reference of a zext JIT has the zext pass applied; so has every single-pass variant.
-        if (arch.needs_zext && name != "zext") one.only.emplace_back("zext");
+    std::vector<std::string> candidates;
+    for (auto name : passes::pass_names())
+        if (ro.only.empty() || std::find(ro.only.begin(), ro.only.end(), name) != ro.only.end()) candidates.emplace_back(name);
+    // Does the rewrite with exactly `passes` (plus zext on a zext JIT, as the reference has it)
+    // give a divergence of the same kind?
+    auto diverges_with = [&](const std::vector<std::string>& passes) {
+        passes::RewriteOptions some = ro;
+        some.only = passes;
+        if (arch.needs_zext && std::find(passes.begin(), passes.end(), "zext") == passes.end()) some.only.emplace_back("zext");
         auto p = patch::make_patcher(patcher);
-        if (!p) return {};
+        if (!p) return false;
         Program q = prog;
-        if (!passes::run_pipeline(q, *p, one).outcome.ok()) continue;
+        if (!passes::run_pipeline(q, *p, some).outcome.ok()) return false;
         interp::ExecResult r = interp::execute(q, in, arch);
-        if (r.status == interp::ExecResult::Status::Unsupported) continue;
+        if (r.status == interp::ExecResult::Status::Unsupported) return false;
         auto d = compare_runs(ref, r, depth, r0_full, &prog.maps);
-        if (d && d->kind == kind) return std::string(name);
+        return d && d->kind == kind;
+    };
+    for (const std::string& name : candidates)
+        if (diverges_with({name})) return name;
+    // No pass alone: an interaction. The cause is then the passes the divergence needs, those
+    // without which it goes away ("bpf_loop+dead_code"), so that two known findings meeting in
+    // one program are told apart from other interactions.
+    std::string needed;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        std::vector<std::string> without = candidates;
+        without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+        if (!without.empty() && !diverges_with(without)) needed += (needed.empty() ? "" : "+") + candidates[i];
     }
-    return {};
+    return needed;
 }
 
 std::string exec_cause(const Verdict& v) {

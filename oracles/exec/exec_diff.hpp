@@ -69,8 +69,9 @@ std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const inte
 
 // Which single rewrite pass reproduces a divergence: the program rewritten by `patcher` with only
 // that pass (plus zext on a zext JIT, as the reference has it) is run on `in` and compared with
-// `ref`; the first pass (kernel order) giving a divergence of the same kind is the cause. Empty
-// when none does alone (an interaction of passes). Only passes in `ro.only` (when set) are tried.
+// `ref`; the first pass (kernel order) giving a divergence of the same kind is the cause. When
+// none does alone (an interaction), the cause is the '+'-joined passes the divergence needs (those
+// whose removal makes it go away), or empty. Only passes in `ro.only` (when set) are tried.
 // A fail verdict's reason ends with "[cause: PASS]" (PASS possibly empty); triage buckets are
 // per signature, and the campaign's known findings match on signature and cause.
 inline constexpr std::string_view kCausePrefix = "[cause: ";
