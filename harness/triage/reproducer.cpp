@@ -51,7 +51,8 @@ std::string prog_section(const Program& p) {
 std::string to_inline_asm(std::string line, std::set<std::string>& imms, std::set<std::string>& maps) {
     static const std::regex pcrel(R"(pc([+-]\d+))");
     static const std::regex helper(R"(call ([A-Za-z_][A-Za-z0-9_]*)#\d+)");
-    static const std::regex map(R"(map\[id:(\d+)\](\[0\]\+(\d+))?)");
+    // map[id:N] / map[id:N][0]+OFF (MAP_FD / MAP_VALUE) and map[idx:N] / map[idx:N]+OFF (the _IDX forms).
+    static const std::regex map(R"(map\[(?:id|idx):(\d+)\](?:\[0\])?(\+(\d+))?)");
     std::smatch m;
     if (std::regex_search(line, m, helper) && m[1] != "kernel") {
         imms.insert("__imm(" + m[1].str() + ")");
@@ -94,7 +95,11 @@ std::string to_selftest_snippet(const Case& c, const Program& rewritten, const s
     std::set<std::string> imms, maps;
     std::ostringstream body;
     for (size_t pc = 0; pc < c.program.insns.size(); ++pc) {
-        body << "\t" << to_inline_asm(assembly::disasm_insn(c.program.insns, pc), imms, maps) << ";\t\t\\\n";
+        std::string line = to_inline_asm(assembly::disasm_insn(c.program.insns, pc), imms, maps);
+        // A 64-bit immediate is `rN = 0x... ll` in the selftests' asm; without `ll` the assembler
+        // reads a 32-bit move.
+        if (isa::is_ldimm64(c.program.insns[pc]) && c.program.insns[pc].src_reg == 0) line += " ll";
+        body << "\t" << line << ";\t\t\\\n";
         if (isa::is_ldimm64(c.program.insns[pc])) ++pc;
     }
     std::ostringstream o;
