@@ -8,6 +8,8 @@
  *            u32 prog_type u32 prog_flags u32 insn_cnt
  *            u16 map_cnt u16 kfunc_cnt u16 run_cnt u16 name_len
  *            name bytes (not NUL-terminated)
+ *            u32 expected_attach_type u16 attach_len attach bytes   (TRACING programs: the BTF
+ *                name of the target function, or of the tracepoint for BPF_TRACE_RAW_TP; else 0, 0)
  *            map_cnt   x { u32 type u32 key_size u32 value_size u32 max_entries u32 map_flags }
  *            kfunc_cnt x { i32 prog_imm u16 name_len name bytes }   (call imm -> kfunc name)
  *            insn_cnt  x 8 bytes (struct bpf_insn; ld_imm64 map imms are map indexes)
@@ -19,7 +21,7 @@
 #define PATCHFUZZ_GUEST_PFK_BATCH_H
 
 #define PFK_BATCH_MAGIC "PFKB"
-#define PFK_BATCH_VERSION 1u
+#define PFK_BATCH_VERSION 2u
 
 /* header flags */
 #define PFK_FLAG_TEST_RUN 0x1u   /* run BPF_PROG_TEST_RUN on each case's runs */

@@ -8,7 +8,7 @@
  * inputs, and prints everything on the console as "@@" lines. Then it powers the VM off.
  *
  * Output lines (one case = CASE, X*, LOG*, RUN/MAP*, END):
- *   @@PFK-BEGIN v=1 release=<uname -r> jit=<bpf_jit_enable> cases=<n> uptime_ms=<guest clock at start>
+ *   @@PFK-BEGIN v=<batch version> release=<uname -r> jit=<bpf_jit_enable> cases=<n> uptime_ms=<guest clock at start>
  *   @@FACT <name> <value>                       struct offsets read from the kernel's BTF
  *   @@CASE <i> rc=<0|-errno> insns=<n> xlated=<n> verified=<n> load_us=<n> maps=<id,id|->
  *   @@X <i> <hex>                               xlated bytes, at most 512 hex digits a line
@@ -436,6 +436,9 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
     uint32_t prog_type = get32(&r), prog_flags = get32(&r), insn_cnt = get32(&r);
     uint16_t map_cnt = get16(&r), kfunc_cnt = get16(&r), run_cnt = get16(&r), name_len = get16(&r);
     take(&r, name_len);
+    uint32_t attach_type = get32(&r);
+    uint16_t attach_len = get16(&r);
+    const unsigned char *attach = take(&r, attach_len);
     if (r.bad || map_cnt > PFK_MAX_MAPS || kfunc_cnt > PFK_MAX_KFUNCS || insn_cnt > PFK_MAX_INSNS) {
         printf(PFK_OUT_CASE " %u rc=-%d insns=0 xlated=0 verified=0 load_us=0 maps=-\n" PFK_OUT_CASE_END " %u\n",
                idx, E2BIG, idx);
@@ -506,6 +509,16 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
         }
         a.prog_type = prog_type;
         a.prog_flags = prog_flags;
+        if (prog_type == BPF_PROG_TYPE_TRACING) {
+            /* fentry/fexit/fmod_ret name a kernel function; tp_btf the typedef btf_trace_<tp>. */
+            char an[256];
+            snprintf(an, sizeof(an), "%s%.*s", attach_type == BPF_TRACE_RAW_TP ? "btf_trace_" : "",
+                     attach ? (int)attach_len : 0, attach ? (const char *)attach : "");
+            int id = btf_find(an, attach_type == BPF_TRACE_RAW_TP ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC);
+            a.expected_attach_type = attach_type;
+            a.attach_btf_id = id > 0 ? (uint32_t)id : 0;
+            if (id <= 0) snprintf(log, sizeof(log), "pfk: attach target %s not in the kernel's BTF\n", an);
+        }
         a.insns = (uint64_t)(uintptr_t)insns;
         a.insn_cnt = insn_cnt;
         a.license = (uint64_t)(uintptr_t)"GPL";

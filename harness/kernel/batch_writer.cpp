@@ -1,8 +1,10 @@
 #include "harness/kernel/batch_writer.hpp"
 
 #include <cstring>
+#include <optional>
 
 #include "guest/pfk_batch.h"
+#include "harness/kernel/tracing_target.hpp"
 
 namespace patchfuzz::kernel {
 namespace {
@@ -35,10 +37,17 @@ Expected<std::vector<uint8_t>> encode_batch(const std::vector<KernelCase>& cases
         o.u32(p.len());
         o.u16(static_cast<uint16_t>(p.maps.size()));
         o.u16(static_cast<uint16_t>(p.kfuncs.size()));
-        o.u16(static_cast<uint16_t>(c.inputs.size()));
+        // A tracing program runs only when its target runs (BPF_PROG_TEST_RUN of a tracing program
+        // calls bpf_fentry_test*, with their own arguments, not the case's): it is loaded and
+        // its rewrite compared, never test-run.
+        const std::optional<TracingTarget> target = tracing_target(p);
+        o.u16(static_cast<uint16_t>(target ? 0 : c.inputs.size()));
         std::string name = c.name.substr(0, 200);
         o.u16(static_cast<uint16_t>(name.size()));
         o.bytes(name.data(), name.size());
+        o.u32(target ? target->attach_type : 0u);
+        o.u16(static_cast<uint16_t>(target ? target->func.size() : 0u));
+        if (target) o.bytes(target->func.data(), target->func.size());
         for (const auto& m : p.maps) {
             o.u32(m.type);
             o.u32(m.key_size);
@@ -54,6 +63,7 @@ Expected<std::vector<uint8_t>> encode_batch(const std::vector<KernelCase>& cases
         }
         o.bytes(p.insns.data(), p.insns.size() * sizeof(isa::Insn));
         for (const auto& in : c.inputs) {
+            if (target) break;
             o.u32(static_cast<uint32_t>(in.packet.size()));
             o.bytes(in.packet.data(), in.packet.size());
             o.u32(static_cast<uint32_t>(in.ctx.size()));

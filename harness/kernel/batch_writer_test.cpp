@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <linux/bpf.h>
+
 #include <cstring>
 
 namespace patchfuzz::kernel {
@@ -34,7 +36,7 @@ TEST(BatchWriter, LayoutMatchesTheGuestFormat) {
     ASSERT_TRUE(b.ok());
     const auto& v = *b;
     EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "PFKB");
-    EXPECT_EQ(u32(v, 4), 1u);   // version
+    EXPECT_EQ(u32(v, 4), 2u);   // version
     EXPECT_EQ(u32(v, 8), 1u);   // cases
     EXPECT_EQ(u32(v, 12), 1u);  // flags: test run
     size_t r = 16;
@@ -46,6 +48,9 @@ TEST(BatchWriter, LayoutMatchesTheGuestFormat) {
     EXPECT_EQ(u16(v, r + 20), 1u);        // runs
     EXPECT_EQ(u16(v, r + 22), 2u);        // name length
     size_t p = r + 24 + 2;
+    EXPECT_EQ(u32(v, p), 0u);             // expected attach type: none
+    EXPECT_EQ(u16(v, p + 4), 0u);         // attach target name length
+    p += 6;
     EXPECT_EQ(u32(v, p), 2u);             // map type
     EXPECT_EQ(u32(v, p + 12), 3u);        // max entries
     p += 20;
@@ -64,6 +69,26 @@ TEST(BatchWriter, LayoutMatchesTheGuestFormat) {
     EXPECT_EQ(u16(v, p + 10), 4u);        // key length
     EXPECT_EQ(u32(v, p + 12), 8u);        // value length
     EXPECT_EQ(p + 16 + 4 + 8, v.size());
+}
+
+TEST(BatchWriter, TracingProgramsNameTheirTargetAndAreNotTestRun) {
+    KernelCase c;
+    c.name = "t";
+    c.program = make_program({isa::mov64_imm(0, 0), isa::exit_insn()});
+    c.program.prog_type = BPF_PROG_TYPE_TRACING;
+    c.program.attach = TraceAttach::Fexit;
+    c.program.attach_btf_vlen = 2;
+    c.inputs.resize(3);
+    auto b = encode_batch({c}, BatchFlags{.test_run = true});
+    ASSERT_TRUE(b.ok());
+    const auto& v = *b;
+    const size_t r = 16;
+    EXPECT_EQ(u16(v, r + 20), 0u);  // runs: none (the kernel runs it with bpf_fentry_test2's own arguments)
+    const size_t p = r + 24 + 1;     // after the 1-byte name
+    EXPECT_EQ(u32(v, p), static_cast<uint32_t>(BPF_TRACE_FEXIT));
+    EXPECT_EQ(u16(v, p + 4), 16u);
+    EXPECT_EQ(std::string(v.begin() + static_cast<long>(p) + 6, v.begin() + static_cast<long>(p) + 22), "bpf_fentry_test2");
+    EXPECT_EQ(p + 22 + 16, v.size());  // then the two insns, and no run records
 }
 
 TEST(BatchWriter, RejectsEmptyProgramWithItsName) {

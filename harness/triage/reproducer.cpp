@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bpf/asm/disassemble.hpp"
+#include "harness/kernel/tracing_target.hpp"
 
 namespace patchfuzz::harness {
 namespace {
@@ -31,17 +32,7 @@ std::string prog_section(const Program& p) {
         case BPF_PROG_TYPE_KPROBE: return "kprobe";
         case BPF_PROG_TYPE_TRACEPOINT: return "tracepoint";
         case BPF_PROG_TYPE_RAW_TRACEPOINT: return "raw_tp";
-        case BPF_PROG_TYPE_TRACING: {
-            // bpf_fentry_test1..6 (net/bpf/test_run.c) take 1..6 arguments: the one whose
-            // parameter count is the case's attach_btf_vlen gives the rewrite the same nr_args.
-            const std::string n = std::to_string(p.attach_btf_vlen >= 1 && p.attach_btf_vlen <= 6 ? p.attach_btf_vlen : 1);
-            switch (p.attach) {
-                case TraceAttach::Fexit: return "fexit/bpf_fentry_test" + n;
-                case TraceAttach::ModifyReturn: return "fmod_ret/bpf_modify_return_test";
-                case TraceAttach::RawTp: return "tp_btf/bpf_test_finish";
-                default: return "fentry/bpf_fentry_test" + n;
-            }
-        }
+        case BPF_PROG_TYPE_TRACING: return kernel::tracing_target(p)->section;
         default: return "socket";
     }
 }
