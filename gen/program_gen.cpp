@@ -1052,16 +1052,6 @@ void Builder::finish() {
 
 }  // namespace
 
-uint32_t ctx_size_for(uint32_t prog_type) {
-    switch (prog_type) {
-        case BPF_PROG_TYPE_KPROBE: return 168;   // struct pt_regs (x86-64)
-        case BPF_PROG_TYPE_TRACING:
-        case BPF_PROG_TYPE_RAW_TRACEPOINT: return 64;  // u64 args[]
-        case BPF_PROG_TYPE_XDP: return 24;       // struct xdp_md
-        default: return 192;                     // struct __sk_buff
-    }
-}
-
 std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& src, uint32_t count) {
     std::vector<interp::ExecInput> out;
     const uint64_t seed = src.draw(0, UINT32_MAX, Tag::Misc);

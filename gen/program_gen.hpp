@@ -57,7 +57,4 @@ GeneratedCase generate(ChoiceSource& src, const GenOptions& opts);
 // map contents with entries for small keys.
 std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& src, uint32_t count);
 
-// Context size the generator assumes for a program type (ctx loads stay inside it).
-uint32_t ctx_size_for(uint32_t prog_type);
-
 }  // namespace patchfuzz::gen

@@ -1,5 +1,7 @@
 #include "bpf/program/program.hpp"
 
+#include <linux/bpf.h>
+
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -36,6 +38,16 @@ Program make_program(std::vector<isa::Insn> insns) {
     for (uint32_t s : starts) p.subprogs.push_back(SubprogInfo{.start = s});
     p.subprogs.push_back(SubprogInfo{.start = p.len()});
     return p;
+}
+
+uint32_t ctx_size_for(uint32_t prog_type) {
+    switch (prog_type) {
+        case BPF_PROG_TYPE_KPROBE: return 168;  // struct pt_regs (x86-64)
+        case BPF_PROG_TYPE_TRACING:
+        case BPF_PROG_TYPE_RAW_TRACEPOINT: return 64;  // u64 args[]
+        case BPF_PROG_TYPE_XDP: return 24;  // struct xdp_md
+        default: return 192;                // struct __sk_buff
+    }
 }
 
 }  // namespace patchfuzz

@@ -170,4 +170,9 @@ bool operator==(const Program& a, const Program& b);
 // subprogs at every pseudo-call / PSEUDO_FUNC target, and the fake exit. No line info, no maps.
 Program make_program(std::vector<isa::Insn> insns);
 
+// Bytes of the context a program of this type reads through r1 (its loads stay inside it):
+// struct pt_regs for kprobes, the u64 argument array for tracing, struct xdp_md, struct __sk_buff.
+// The generators size ctx loads and execution inputs by it.
+uint32_t ctx_size_for(uint32_t prog_type);
+
 }  // namespace patchfuzz

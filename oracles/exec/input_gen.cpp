@@ -38,9 +38,11 @@ int32_t edge_int(Rng& rng) {
 
 interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts) {
     interp::ExecInput in;
-    in.ctx.resize(opts.ctx_size);
+    // At least the context of the program's type: a rewrite that takes another path may read
+    // any field of it, which is no fault in the kernel.
+    in.ctx.resize(std::max(opts.ctx_size, ctx_size_for(prog.prog_type)));
     rng.fill(in.ctx);
-    if (opts.ctx_size >= 8) {
+    if (in.ctx.size() >= 8) {
         // (start, end) at ctx+0 / ctx+4: short ranges around an edge, an edge pair, a far pair.
         int32_t s = edge_int(rng), e = 0;
         switch (rng.range(0, 4)) {

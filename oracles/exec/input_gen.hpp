@@ -12,7 +12,7 @@
 namespace patchfuzz::oracles::exec {
 
 struct InputGenOptions {
-    uint32_t ctx_size = 64;
+    uint32_t ctx_size = 64;          // at least; the program type's ctx_size_for() when larger
     uint32_t packet_size = 64;
     uint32_t max_map_entries = 8;   // per hash map
     uint64_t step_budget = 1u << 20;
