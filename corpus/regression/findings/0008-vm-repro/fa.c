@@ -1,5 +1,5 @@
 // /init of a throwaway VM for finding 0008 (bpf_get_func_arg with bits 32-63 set in n). Build and
-// run with ./run.sh (README). btf_snip.h is the BTF lookup of guest/pfk_loader.c.
+// run with ./run.sh (README). The BTF lookup is the oracle guest's (guest/pfk_btf.h).
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
@@ -17,7 +17,7 @@
 #include <sys/utsname.h>
 
 static long sys_bpf(int cmd, union bpf_attr *attr) { return syscall(__NR_bpf, cmd, attr, sizeof(*attr)); }
-#include "btf_snip.h"
+#include "guest/pfk_btf.h"
 
 static int kmsg = -1;
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -83,14 +83,7 @@ static void run_one(uint64_t N, int btf_id, int map_fd) {
     strcpy(a.prog_name, "fa_test");
     int pfd = (int)sys_bpf(BPF_PROG_LOAD, &a);
     int load_rc = pfd >= 0 ? 0 : -errno;
-    if (pfd < 0) {
-        memset(&a, 0, sizeof a);
-        a.prog_type = BPF_PROG_TYPE_TRACING;
-        a.expected_attach_type = BPF_TRACE_FENTRY;
-        a.attach_btf_id = btf_id;
-        a.insns = (uint64_t)(uintptr_t)p;
-        a.insn_cnt = n;
-        a.license = (uint64_t)(uintptr_t)"GPL";
+    if (pfd < 0) {  /* the same load again, with the verifier log on, to say why */
         a.log_level = 1; a.log_buf = (uint64_t)(uintptr_t)logbuf; a.log_size = sizeof logbuf;
         logbuf[0] = 0;
         int f2 = (int)sys_bpf(BPF_PROG_LOAD, &a);

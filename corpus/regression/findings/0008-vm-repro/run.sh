@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [[ $# -ge 1 ]] || { echo "usage: $0 VMLINUX [N,N,...]" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-gcc -static -O2 -Wall -o "$work/init" "$here/fa.c"
+gcc -static -O2 -Wall -I "$here/../../../.." -o "$work/init" "$here/fa.c"
 mkdir -p "$work/root/proc" "$work/root/sys" "$work/root/dev"
 cp "$work/init" "$work/root/init"
 (cd "$work/root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) > "$work/initramfs.cpio"

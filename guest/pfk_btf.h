@@ -1,4 +1,17 @@
-// From guest/pfk_loader.c (patchfuzz): read_file, btf_load, btf_find over /sys/kernel/btf/vmlinux.
+/* pfk_btf.h: a file reader and a minimal reader of the running kernel's BTF
+ * (/sys/kernel/btf/vmlinux), enough to look up a type id by name and kind. Static functions for
+ * static guest programs: the oracle's loader (pfk_loader.c) and the throwaway VM reproducers in
+ * corpus/regression/findings include it. */
+#ifndef PATCHFUZZ_GUEST_PFK_BTF_H
+#define PATCHFUZZ_GUEST_PFK_BTF_H
+
+#include <fcntl.h>
+#include <linux/btf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 static unsigned char *read_file(const char *path, size_t *len) {
     int fd = open(path, O_RDONLY);
     if (fd < 0) return NULL;
@@ -108,3 +121,5 @@ static int btf_find(const char *name, uint32_t kind) {
     }
     return -1;
 }
+
+#endif
