@@ -16,17 +16,20 @@ set_tests_properties(gen_cli_unknown_profile PROPERTIES PASS_REGULAR_EXPRESSION 
 add_test(NAME gen_cli_missing_out COMMAND $<TARGET_FILE:patchfuzz> gen --seed 1)
 set_tests_properties(gen_cli_missing_out PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: missing -o OUT")
 # prints its seed; same seed -> same bytes; different seed -> different bytes
+# Each test writes under its own directory: ctest runs them in parallel.
 add_test(NAME gen_cli_same_seed_same_bytes COMMAND sh -c
-  "rm -rf ${GEN_OUT} && mkdir -p ${GEN_OUT} && \
-   $<TARGET_FILE:patchfuzz> gen --seed 77 --size 300 -o ${GEN_OUT}/a.case 2>${GEN_OUT}/a.err && \
-   $<TARGET_FILE:patchfuzz> gen --seed 77 --size 300 -o ${GEN_OUT}/b.case 2>/dev/null && \
-   $<TARGET_FILE:patchfuzz> gen --seed 78 --size 300 -o ${GEN_OUT}/c.case 2>/dev/null && \
-   grep -q 'patchfuzz gen: seed 77' ${GEN_OUT}/a.err && cmp ${GEN_OUT}/a.case ${GEN_OUT}/b.case && \
-   ! cmp -s ${GEN_OUT}/a.case ${GEN_OUT}/c.case")
+  "rm -rf ${GEN_OUT}/seed && mkdir -p ${GEN_OUT}/seed && \
+   $<TARGET_FILE:patchfuzz> gen --seed 77 --size 300 -o ${GEN_OUT}/seed/a.case 2>${GEN_OUT}/seed/a.err && \
+   $<TARGET_FILE:patchfuzz> gen --seed 77 --size 300 -o ${GEN_OUT}/seed/b.case 2>/dev/null && \
+   $<TARGET_FILE:patchfuzz> gen --seed 78 --size 300 -o ${GEN_OUT}/seed/c.case 2>/dev/null && \
+   grep -q 'patchfuzz gen: seed 77' ${GEN_OUT}/seed/a.err && cmp ${GEN_OUT}/seed/a.case ${GEN_OUT}/seed/b.case && \
+   ! cmp -s ${GEN_OUT}/seed/a.case ${GEN_OUT}/seed/c.case")
 add_test(NAME gen_cli_json_count COMMAND sh -c
-  "rm -rf ${GEN_OUT}/dir && $<TARGET_FILE:patchfuzz> gen --seed 5 --count 3 --json -o ${GEN_OUT}/dir 2>/dev/null > ${GEN_OUT}/stats.json && \
-   test $(ls ${GEN_OUT}/dir | wc -l) -eq 3 && test $(grep -c '\"insns\":' ${GEN_OUT}/stats.json) -eq 3 && \
-   grep -q '\"lookups\":' ${GEN_OUT}/stats.json && grep -q '\"subprogs\":' ${GEN_OUT}/stats.json && \
-   grep -q '\"jumps\":' ${GEN_OUT}/stats.json && grep -q '\"misc_h_may_goto\":' ${GEN_OUT}/stats.json")
-add_test(NAME gen_cli_profile_json COMMAND $<TARGET_FILE:patchfuzz> gen --profile pyperf180 --seed 1 --json -o ${GEN_OUT}/pyperf180.case)
+  "rm -rf ${GEN_OUT}/count && mkdir -p ${GEN_OUT}/count && \
+   $<TARGET_FILE:patchfuzz> gen --seed 5 --count 3 --json -o ${GEN_OUT}/count/dir 2>/dev/null > ${GEN_OUT}/count/stats.json && \
+   test $(ls ${GEN_OUT}/count/dir | wc -l) -eq 3 && test $(grep -c '\"insns\":' ${GEN_OUT}/count/stats.json) -eq 3 && \
+   grep -q '\"lookups\":' ${GEN_OUT}/count/stats.json && grep -q '\"subprogs\":' ${GEN_OUT}/count/stats.json && \
+   grep -q '\"jumps\":' ${GEN_OUT}/count/stats.json && grep -q '\"misc_h_may_goto\":' ${GEN_OUT}/count/stats.json")
+file(MAKE_DIRECTORY ${GEN_OUT}/profile)
+add_test(NAME gen_cli_profile_json COMMAND $<TARGET_FILE:patchfuzz> gen --profile pyperf180 --seed 1 --json -o ${GEN_OUT}/profile/pyperf180.case)
 set_tests_properties(gen_cli_profile_json PROPERTIES PASS_REGULAR_EXPRESSION "\"hash_lookups\":9[0-9][0-9],")

@@ -93,6 +93,11 @@ bool is_map_helper(int32_t id) {
     }
 }
 
+// Rows r and s: the helpers the x86-64 verifier inlines itself (ArchProfile::verifier_inlines_helpers).
+bool is_verifier_inlined_helper(int32_t id) {
+    return id == BPF_FUNC_get_smp_processor_id || id == BPF_FUNC_get_current_task || id == BPF_FUNC_get_current_task_btf;
+}
+
 class MiscFixupsPass final : public Pass {
 public:
     std::string_view name() const override { return "misc_fixups"; }
@@ -300,7 +305,7 @@ private:
         // notes §4). Row r came with `w0 = &cpu_number` (BPF_MOV32_IMM, measured on
         // 6.12.117); a 2025 verifier.c change made it BPF_MOV64_IMM (bpf-next). Row s (current
         // task) is a 2025 addition: bpf-next only.
-        if (arch.verifier_inlines_helpers && arch.jit_requested && arch.supports_percpu_insn) {
+        if (arch.verifier_inlines_helpers && arch.jit_requested && arch.supports_percpu_insn && is_verifier_inlined_helper(insn.imm)) {
             if (insn.imm == BPF_FUNC_get_smp_processor_id) {
                 const Insn set = opts.kernel == KernelProfile::K6_12 ? mov32_imm(BPF_REG_0, kPcpuCpuNumber)
                                                                       : mov64_imm(BPF_REG_0, kPcpuCpuNumber);
@@ -394,6 +399,26 @@ private:
 };
 
 }  // namespace
+
+bool misc_fixups_arch_sensitive(const Program& prog, const RewriteOptions& a, const RewriteOptions& b) {
+    const ArchProfile x = profile_arch(a), y = profile_arch(b);
+    // Capabilities read on many paths: any difference counts.
+    if (x.bits64 != y.bits64 || x.jit_requested != y.jit_requested || x.needs_zext != y.needs_zext ||
+        x.supports_percpu_insn != y.supports_percpu_insn || x.timed_may_goto != y.timed_may_goto ||
+        x.supports_ptr_xchg != y.supports_ptr_xchg || x.far_kfunc_call != y.far_kfunc_call)
+        return true;
+    // The rest are read at one kind of insn each (rows e, k, r/s above).
+    const bool guard_differs = x.uaddress_limit != y.uaddress_limit;
+    const bool helpers_differ = x.verifier_inlines_helpers != y.verifier_inlines_helpers || x.jit_inlined_helpers != y.jit_inlined_helpers;
+    if (!guard_differs && !helpers_differ) return false;
+    for (const Insn& insn : prog.insns) {
+        if (guard_differs && cls(insn) == BPF_LDX && (mode(insn) == kModeProbeMem || mode(insn) == kModeProbeMemSx)) return true;
+        if (helpers_differ && is_call(insn) && !is_pseudo_call(insn) && !is_kfunc_call(insn) &&
+            (is_verifier_inlined_helper(insn.imm) || x.jit_inlines_helper(insn.imm) || y.jit_inlines_helper(insn.imm)))
+            return true;
+    }
+    return false;
+}
 
 std::unique_ptr<Pass> make_misc_fixups_pass() { return std::make_unique<MiscFixupsPass>(); }
 

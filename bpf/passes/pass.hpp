@@ -23,6 +23,7 @@ enum class IterInline : uint8_t { V4, V1, V3, Off };
 // Which kernel's rewrite rules to follow where they differ (issue 9): bpf-next (default), 6.1, 6.12.
 enum class KernelProfile : uint8_t { BpfNext, K6_1, K6_12 };
 
+// A field added here must also be compared by rewrites_alike() (pipeline.cpp).
 struct RewriteOptions {
     ArchProfile arch;                  // JIT capabilities (bpf/arch/arch_profile.hpp)
     IterInline iter_inline = IterInline::V4;
@@ -65,5 +66,10 @@ public:
 std::vector<std::string_view> pass_names();
 // Runs the selected passes in kernel order on `prog`, every batch through `patcher`.
 PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts);
+// True when run_pipeline(prog, P, a) and run_pipeline(prog, P, b) hand any patcher P the same
+// batches on the same programs: the options agree but for arch profile facts that no insn of
+// `prog` makes a pass read. Lets callers rewrite once for x86_64 and arm64, which differ only at
+// PROBE_MEM loads and a few helper calls. Conservative: false means "may differ".
+bool rewrites_alike(const Program& prog, const RewriteOptions& a, const RewriteOptions& b);
 
 }  // namespace patchfuzz::passes

@@ -24,5 +24,8 @@ std::unique_ptr<Pass> make_dead_code_pass();
 std::unique_ptr<Pass> make_misc_fixups_pass();
 std::unique_ptr<Pass> make_iter_inline_pass();
 std::unique_ptr<Pass> make_zext_pass();
+// Whether do_misc_fixups may rewrite `prog` differently under a's and b's arch profiles (the only
+// pass whose decisions read more of the profile than needs_zext; rewrites_alike() asks it).
+bool misc_fixups_arch_sensitive(const Program& prog, const RewriteOptions& a, const RewriteOptions& b);
 
 }  // namespace patchfuzz::passes

@@ -60,4 +60,14 @@ PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const Rewrit
     return res;
 }
 
+bool rewrites_alike(const Program& prog, const RewriteOptions& a, const RewriteOptions& b) {
+    if (a.iter_inline != b.iter_inline || a.kernel != b.kernel || a.privileged != b.privileged ||
+        a.test_rnd_hi32 != b.test_rnd_hi32 || a.rnd_hi32_seed != b.rnd_hi32_seed || a.patch_call_imm != b.patch_call_imm ||
+        a.only != b.only)
+        return false;
+    // zext reads needs_zext (compared by misc_fixups_arch_sensitive); the other passes read no
+    // arch fact (map_lookup_inline, called from do_misc_fixups, reads supports_percpu_insn).
+    return !misc_fixups_arch_sensitive(prog, a, b);
+}
+
 }  // namespace patchfuzz::passes

@@ -284,5 +284,67 @@ RC_GTEST_PROP(PipelineProps, IncrementalEqualsBatchedOnRandomPrograms, (uint64_t
     }
 }
 
+// rewrites_alike() lets callers rewrite once for two arch profiles: wherever it says so, the
+// pipeline must hand the patcher the very same batches and end in the same program and outcome.
+// The random programs carry PROBE_MEM loads and the helpers x86-64 and arm64 inline differently,
+// so both answers occur (checked by the tags: a run where "alike" never or always held would not
+// test the claim).
+RC_GTEST_PROP(PipelineProps, RewritesAlikeMeansSameBatches, (uint64_t seed)) {
+    Rng rng(seed);
+    const Program p = random_program(rng);
+    const ArchProfile* archs[] = {&arch_x86_64(), &arch_arm64(), &arch_jit32()};
+    RewriteOptions a, b;
+    a.arch = *archs[rng.range(0, 2)];
+    b.arch = *archs[rng.range(0, 2)];
+    a.kernel = b.kernel = static_cast<KernelProfile>(rng.range(0, 2));
+    a.privileged = b.privileged = !rng.chance(1, 4);
+    const bool alike = rewrites_alike(p, a, b);
+    RC_TAG(alike ? "alike" : "may differ");
+    if (!alike) return;
+    Program pa = p, pb = p;
+    auto inc_a = std::make_unique<Recorder>(patch::make_patcher("incremental"));
+    auto inc_b = std::make_unique<Recorder>(patch::make_patcher("incremental"));
+    const PipelineResult ra = run_pipeline(pa, *inc_a, a), rb = run_pipeline(pb, *inc_b, b);
+    RC_ASSERT(ra.outcome == rb.outcome);
+    RC_ASSERT(inc_a->batches.size() == inc_b->batches.size());
+    for (size_t k = 0; k < inc_a->batches.size(); ++k) {
+        const auto &x = inc_a->batches[k].patches, &y = inc_b->batches[k].patches;
+        RC_ASSERT(x.size() == y.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+            RC_ASSERT(x[i].kind == y[i].kind);
+            RC_ASSERT(x[i].pos == y[i].pos);
+            RC_ASSERT(x[i].count == y[i].count);
+            RC_ASSERT(same_insns(x[i].insns, y[i].insns));
+        }
+    }
+    RC_ASSERT(pa == pb);
+}
+
+TEST(Pipeline, RewritesAlikeSeesTheArchRows) {
+    const ArchProfile &x86 = arch_x86_64(), &arm = arch_arm64();
+    auto alike = [&](std::vector<isa::Insn> insns) {
+        Program p;
+        p.insns = std::move(insns);
+        p.insns.push_back(isa::exit_insn());
+        p.aux.assign(p.insns.size(), InsnAux{.seen = true});
+        p.subprogs = {{.start = 0}, {.start = p.len()}};
+        return rewrites_alike(p, opts_for(x86, {}), opts_for(arm, {}));
+    };
+    EXPECT_TRUE(alike({isa::mov64_imm(BPF_REG_0, 0)}));
+    EXPECT_TRUE(alike({isa::call_helper(BPF_FUNC_ktime_get_ns)}));
+    EXPECT_FALSE(alike({isa::call_helper(BPF_FUNC_get_smp_processor_id)}));  // x86-64 verifier inline, arm64 JIT
+    EXPECT_FALSE(alike({isa::call_helper(BPF_FUNC_get_current_task_btf)}));
+    EXPECT_FALSE(alike({isa::make(BPF_LDX | kModeProbeMem | BPF_DW, 0, 1, 0, 0)}));  // arm64 guards PROBE_MEM
+    Program q;
+    q.insns = {isa::mov64_imm(BPF_REG_0, 0), isa::exit_insn()};
+    q.aux.assign(2, InsnAux{.seen = true});
+    q.subprogs = {{.start = 0}, {.start = 2}};
+    EXPECT_FALSE(rewrites_alike(q, opts_for(x86, {}), opts_for(arch_jit32(), {})));  // zext JIT
+    RewriteOptions other = opts_for(x86, {});
+    other.iter_inline = IterInline::V1;
+    EXPECT_FALSE(rewrites_alike(q, opts_for(x86, {}), other));
+    EXPECT_TRUE(rewrites_alike(q, opts_for(x86, {}), opts_for(x86, {})));
+}
+
 }  // namespace
 }  // namespace patchfuzz::passes::testing

@@ -134,10 +134,9 @@ public:
     bool patch_insn_data(uint32_t off, const std::vector<isa::Insn>& patch) {
         const uint32_t len = static_cast<uint32_t>(patch.size());
         if (len > 1) {
-            // vrealloc of env->insn_aux_data: a fresh, zero-filled tail on every patch.
-            std::vector<InsnAux> grown(prog_.aux.size() + len - 1);
-            std::copy(prog_.aux.begin(), prog_.aux.end(), grown.begin());
-            prog_.aux.swap(grown);
+            // vrealloc of env->insn_aux_data: the old slots kept, a zero-filled tail (resize
+            // gives the same contents without a fresh allocation on every patch).
+            prog_.aux.resize(prog_.aux.size() + len - 1);
         }
         if (!patch_insn_single(off, patch)) return false;
         adjust_insn_aux_data(off, len);

@@ -156,11 +156,54 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     const bool per_batch = wants(cfg, "structural") || wants(cfg, "smt-jump");
     std::deque<Program> rewritten_per_arch;  // stable addresses for `given_rewrites`
     std::vector<oracles::exec::GivenRewrite> given_rewrites;
+    // A profile whose rewrite of this program is another's (passes::rewrites_alike: x86_64 and
+    // arm64 differ only at PROBE_MEM loads and a few helper calls) gets that profile's per-batch
+    // verdicts and rewrites again under its own name instead of rewriting and judging twice.
+    struct ArchRun {
+        passes::RewriteOptions opts;
+        size_t verdicts_from = 0, verdicts_to = 0;  // its per-batch verdicts in report.verdicts
+        uint32_t batches = 0;
+        std::map<std::string, uint32_t> triggers;
+        const Program* rewritten = nullptr;
+        bool ok = false;
+        std::vector<bool> others_agree;
+    };
+    std::vector<ArchRun> arch_runs;
+    auto add_exec_rewrites = [&](const ArchProfile& arch, const ArchRun& run) {
+        if (!wants(cfg, "exec") || !run.ok || !c.patches.empty()) return;
+        exec_arches.push_back(arch);
+        given_rewrites.push_back({std::string(arch.name), patcher_names[0], run.rewritten});
+        for (size_t i = 0; i < run.others_agree.size(); ++i)
+            if (run.others_agree[i]) given_rewrites.push_back({std::string(arch.name), patcher_names[i + 1], run.rewritten});
+    };
     for (const auto& arch_name : cfg.arches) {
         auto arch = arch_by_name(arch_name);
         PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
         passes::RewriteOptions opts = c.options;
         opts.arch = *arch;
+        const ArchRun* alike = nullptr;
+        for (const ArchRun& r : arch_runs)
+            // An external plugin may keep state between calls: it is called for every profile.
+            if (cfg.external == nullptr && passes::rewrites_alike(c.program, r.opts, opts)) {
+                alike = &r;
+                break;
+            }
+        if (alike != nullptr) {
+            const std::vector<OracleVerdict> again(report.verdicts.begin() + static_cast<std::ptrdiff_t>(alike->verdicts_from),
+                                                   report.verdicts.begin() + static_cast<std::ptrdiff_t>(alike->verdicts_to));
+            for (OracleVerdict v : again) add(std::move(v.verdict), arch_name, v.pass, v.patcher);
+            for (const auto& [pass, n] : alike->triggers) report.pass_triggers[pass] += n;
+            report.batches += alike->batches;
+            if (wants(cfg, "smt-inline") && c.options.iter_inline != passes::IterInline::Off) {
+                for (auto& proof : inline_proofs(*arch, c.options.iter_inline, cfg.smt_timeout_ms))
+                    add(std::move(proof.verdict), arch_name, "iter_inline", proof.sequence);
+            }
+            add_exec_rewrites(*arch, *alike);
+            continue;
+        }
+        ArchRun& run = arch_runs.emplace_back();
+        run.opts = opts;
+        run.verdicts_from = report.verdicts.size();
 
         auto reference = patch::make_patcher(patcher_names[0]);
         PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
@@ -175,7 +218,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             recorder.current_pass = "explicit";
             for (const auto& b : c.patches) {
                 final_outcome = driver.apply(rewritten, b);
-                report.pass_triggers["explicit"] += static_cast<uint32_t>(b.patches.size());
+                run.triggers["explicit"] += static_cast<uint32_t>(b.patches.size());
                 if (!final_outcome.ok()) break;
             }
         } else {
@@ -187,12 +230,14 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 one.only = {std::string(name)};
                 recorder.current_pass = std::string(name);
                 const auto res = passes::run_pipeline(rewritten, driver, one);
-                for (const auto& [pass, n] : res.patch_counts) report.pass_triggers[pass] += n;
+                for (const auto& [pass, n] : res.patch_counts) run.triggers[pass] += n;
                 final_outcome = res.outcome;
                 if (!res.outcome.ok()) break;
             }
         }
-        report.batches += static_cast<uint32_t>(batches.size());
+        for (const auto& [pass, n] : run.triggers) report.pass_triggers[pass] += n;
+        run.batches = static_cast<uint32_t>(batches.size());
+        report.batches += run.batches;
 
         // Per batch: every other patcher on the same input, compared with the reference; the SMT
         // jump oracle on every patcher's output.
@@ -250,17 +295,15 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                                 batch_agree});
         }
 
+        run.verdicts_to = report.verdicts.size();
+        run.rewritten = &rewritten;
+        run.ok = final_outcome.ok();
+        run.others_agree = others_agree;
         if (wants(cfg, "smt-inline") && c.options.iter_inline != passes::IterInline::Off) {
             for (auto& proof : inline_proofs(*arch, c.options.iter_inline, cfg.smt_timeout_ms))
                 add(std::move(proof.verdict), arch_name, "iter_inline", proof.sequence);
         }
-
-        if (wants(cfg, "exec") && final_outcome.ok() && c.patches.empty()) {
-            exec_arches.push_back(*arch);
-            given_rewrites.push_back({arch_name, patcher_names[0], &rewritten});
-            for (size_t i = 0; i < others.size(); ++i)
-                if (others_agree[i]) given_rewrites.push_back({arch_name, others[i].first, &rewritten});
-        }
+        add_exec_rewrites(*arch, run);
     }
     if (!exec_arches.empty()) {
         // Original (kfunc and helper calls run by reference models) vs each patcher's rewrite,

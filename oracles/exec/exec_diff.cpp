@@ -234,6 +234,19 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         PerArch pa{a, &prog, {}};
         passes::RewriteOptions ro = opts.rewrite;
         ro.arch = a;
+        // A profile whose rewrites are an earlier one's (passes::rewrites_alike) takes them.
+        const PerArch* alike = nullptr;
+        for (const PerArch& done : setups)
+            if (passes::rewrites_alike(prog, ro_for(opts, done.arch), ro)) {
+                alike = &done;
+                break;
+            }
+        if (alike != nullptr) {
+            pa.ref = alike->ref;
+            pa.cands = alike->cands;
+            setups.push_back(std::move(pa));
+            continue;
+        }
         if (a.needs_zext) {
             // The reference as this JIT runs it: explicit zexts, nothing inlined.
             passes::RewriteOptions zo = ro;
