@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bpf/asm/disassemble.hpp"
+#include "bpf/asm/syntax.hpp"
 #include "bpf/patch/patch.hpp"
 #include "oracles/exec/zext_facts.hpp"
 
@@ -87,6 +88,86 @@ passes::RewriteOptions ro_for(const ExecDiffOptions& opts, const ArchProfile& a)
     return ro;
 }
 
+// do_misc_fixups hosts many unrelated rewrites (spec/patching.md §5.3 rows a-z), so "misc_fixups"
+// alone would make every new bug of that pass look like a known one of the same signature. Each
+// patch of the pass is tried on its own (the others dropped, later batches recomputed by the pass
+// from what it then sees); the first that alone gives the divergence names the row by the insn it
+// replaced: ":call bpf_get_func_arg", ":op 0x3f". "" when no single patch does.
+class OnePatchOf final : public patch::Patcher {
+public:
+    OnePatchOf(patch::Patcher& inner, size_t batch, size_t keep) : inner_(inner), batch_(batch), keep_(keep) {}
+    std::string_view name() const override { return inner_.name(); }
+    patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& b) override {
+        if (seen_++ != batch_) return inner_.apply(prog, b);
+        patch::PatchBatch one;
+        if (keep_ < b.patches.size()) one.patches.push_back(b.patches[keep_]);
+        if (!one.patches.empty()) replaced_ = describe(prog, one.patches.front());
+        return one.patches.empty() ? patch::PatchOutcome{} : inner_.apply(prog, one);
+    }
+    std::string replaced_;  // what the kept patch replaced
+
+    static std::string describe(const Program& prog, const patch::Patch& p) {
+        if (p.pos >= prog.insns.size()) return "pos " + std::to_string(p.pos);
+        const isa::Insn& i = prog.insns[p.pos];
+        if (isa::is_helper_call(i)) {
+            const std::string_view n = assembly::helper_name(i.imm);
+            return "call " + (n.empty() ? "#" + std::to_string(i.imm) : std::string(n));
+        }
+        if (isa::is_kfunc_call(i)) return "call kfunc";
+        char b[16];
+        std::snprintf(b, sizeof b, "op 0x%02x", i.code);
+        return b;
+    }
+
+private:
+    patch::Patcher& inner_;
+    size_t batch_, keep_;
+    size_t seen_ = 0;
+};
+
+class BatchSizes final : public patch::Patcher {
+public:
+    explicit BatchSizes(patch::Patcher& inner) : inner_(inner) {}
+    std::string_view name() const override { return inner_.name(); }
+    patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& b) override {
+        sizes.push_back(b.patches.size());
+        return inner_.apply(prog, b);
+    }
+    std::vector<size_t> sizes;
+
+private:
+    patch::Patcher& inner_;
+};
+
+std::string misc_fixups_row(const Program& prog, const ArchProfile& arch, const std::string& patcher, const passes::RewriteOptions& ro,
+                            const interp::ExecInput& in, const interp::ExecResult& ref, uint32_t depth, bool r0_full,
+                            const std::string& kind) {
+    auto p = patch::make_patcher(patcher);
+    if (!p) return {};
+    passes::RewriteOptions misc = ro, zext = ro;
+    misc.only = {"misc_fixups"};
+    zext.only = {"zext"};
+    std::vector<size_t> sizes;
+    {
+        Program q = prog;
+        BatchSizes rec(*p);
+        if (!passes::run_pipeline(q, rec, misc).outcome.ok()) return {};
+        sizes = rec.sizes;
+    }
+    for (size_t b = 0; b < sizes.size(); ++b)
+        for (size_t k = 0; k < sizes[b]; ++k) {
+            Program q = prog;
+            OnePatchOf one(*p, b, k);
+            if (!passes::run_pipeline(q, one, misc).outcome.ok()) continue;
+            if (arch.needs_zext && !passes::run_pipeline(q, *p, zext).outcome.ok()) continue;
+            interp::ExecResult r = interp::execute(q, in, arch);
+            if (r.status == interp::ExecResult::Status::Unsupported) continue;
+            auto d = compare_runs(ref, r, depth, r0_full, &prog.maps);
+            if (d && d->kind == kind) return ":" + one.replaced_;
+        }
+    return {};
+}
+
 }  // namespace
 
 std::string divergence_cause(const Program& prog, const ArchProfile& arch, const std::string& patcher,
@@ -111,7 +192,7 @@ std::string divergence_cause(const Program& prog, const ArchProfile& arch, const
         return d && d->kind == kind;
     };
     for (const std::string& name : candidates)
-        if (diverges_with({name})) return name;
+        if (diverges_with({name})) return name == "misc_fixups" ? name + misc_fixups_row(prog, arch, patcher, ro, in, ref, depth, r0_full, kind) : name;
     // No pass alone: an interaction. The cause is then the passes the divergence needs, those
     // without which it goes away ("bpf_loop+dead_code"), so that two known findings meeting in
     // one program are told apart from other interactions.
@@ -278,18 +359,15 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     // x86_64 and arm64 execute alike (arch_profile.hpp), the reference is the unchanged original on
     // both, and the two patchers' rewrites are usually identical; so a profile or patcher that
     // brings nothing new costs no execution and no comparison.
-    struct Runnable {
-        const Program* prog;
-        const ArchProfile* arch;
-        interp::Executable exe;  // decoded once, run on every input
-    };
-    std::vector<Runnable> runnables;
+    std::vector<interp::Executable> runnables;  // each decoded once, run on every input
     auto slot_of = [&](const Program& p, const ArchProfile& a) -> size_t {
-        for (size_t i = 0; i < runnables.size(); ++i)
-            if (runnables[i].arch->movsx_as_mov == a.movsx_as_mov &&
-                runnables[i].arch->alu32_no_implicit_zext == a.alu32_no_implicit_zext && *runnables[i].prog == p)
+        for (size_t i = 0; i < runnables.size(); ++i) {
+            const interp::Executable& e = runnables[i];
+            if (e.arch().movsx_as_mov == a.movsx_as_mov && e.arch().alu32_no_implicit_zext == a.alu32_no_implicit_zext &&
+                (&e.program() == &p || e.program() == p))
                 return i;
-        runnables.push_back({&p, &a, interp::Executable(p, a)});
+        }
+        runnables.emplace_back(p, a);
         return runnables.size() - 1;
     };
     std::vector<size_t> ref_slot(setups.size());
@@ -313,7 +391,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         compared.clear();
         auto run = [&](size_t slot) -> const interp::ExecResult& {
             if (!results[slot]) {
-                results[slot] = interp::execute(runnables[slot].exe, in, eo);
+                results[slot] = interp::execute(runnables[slot], in, eo);
                 ++st.executions;
             }
             return *results[slot];

@@ -217,6 +217,29 @@ TEST(ExecDiff, BpfLoopE2bigDivergenceIsAttributedToTheBpfLoopPass) {
     EXPECT_EQ(exec_cause(Verdict::pass_("exec", "x")), "");
 }
 
+TEST(ExecDiff, MiscFixupsCauseNamesTheRowByTheInsnItReplaced) {
+    // Finding 0008's get_func_arg call (index 0x100000001: the inline bounds it in 32 bits and
+    // loads with 64) behind an unrelated misc_fixups row, a guarded division: the cause names the
+    // call, so that another misc_fixups bug with the same signature is not taken for this one.
+    using namespace isa;
+    Program p = make_program({mov64_reg(6, 1), mov64_imm(4, 5), mov64_imm(5, 1), alu64_reg(BPF_DIV, 4, 5), ldimm64_lo(2, 0, 1),
+                              ldimm64_hi(1), mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -8), st(BPF_DW, 10, -8, 0), mov64_reg(1, 6),
+                              call_helper(BPF_FUNC_get_func_arg), ldx(BPF_DW, 7, 10, -8), stx(BPF_DW, 10, 7, -16),
+                              mov64_reg(0, 4), exit_insn()});
+    p.prog_type = BPF_PROG_TYPE_TRACING;
+    p.attach = TraceAttach::Fentry;
+    p.attach_btf_vlen = 2;
+    p.subprogs[0].stack_depth = 16;
+    interp::ExecInput in;
+    in.ctx = {2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
+    ExecDiffOptions o = opts_for(passes::IterInline::V4, {arch_x86_64()}, 0, 1);
+    o.given = {in};
+    Verdict v = exec_diff(p, o);
+    ASSERT_EQ(v.outcome, Outcome::Fail) << v.reason;
+    EXPECT_EQ(v.divergence, "status-mismatch");
+    EXPECT_EQ(exec_cause(v), "misc_fixups:call bpf_get_func_arg") << v.reason;
+}
+
 TEST(ExecDiff, MainStackDepthFromFpUses) {
     Program p = interp::iter_sum_program();
     p.subprogs[0].stack_depth = 0;
