@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -84,43 +85,82 @@ std::string to_conformance_data(const Case& c, uint64_t expected_r0, const std::
 std::string to_selftest_snippet(const Case& c, const Program& rewritten, const std::string& signature,
                                 const std::string& func_name) {
     std::set<std::string> imms, maps;
-    std::ostringstream body;
-    for (size_t pc = 0; pc < c.program.insns.size(); ++pc) {
-        std::string line = to_inline_asm(assembly::disasm_insn(c.program.insns, pc), imms, maps);
-        // A 64-bit immediate is `rN = 0x... ll` in the selftests' asm; without `ll` the assembler
-        // reads a 32-bit move.
-        if (isa::is_ldimm64(c.program.insns[pc]) && c.program.insns[pc].src_reg == 0) line += " ll";
-        body << "\t" << line << ";\t\t\\\n";
-        if (isa::is_ldimm64(c.program.insns[pc])) ++pc;
-    }
+    const Program& prog = c.program;
+    // Every subprog is a function of its own, as the selftests write bpf-to-bpf code: the main
+    // program under SEC(), the others `static __used __naked __noinline`, reached by
+    // `call NAME` and, as callbacks, by `rX = %[NAME] ll`. In LLVM's asm `call +N` would be a
+    // helper call, so pc-relative calls cannot stay as they are printed.
+    std::vector<uint32_t> starts{0};
+    for (size_t k = 1; k + 1 < prog.subprogs.size(); ++k) starts.push_back(prog.subprogs[k].start);
+    const uint32_t n = prog.len();
+    auto sub_name = [&](size_t k) { return k == 0 ? func_name : func_name + "_sub" + std::to_string(k); };
+    auto sub_at = [&](int64_t target) -> std::optional<size_t> {
+        for (size_t k = 0; k < starts.size(); ++k)
+            if (starts[k] == target) return k;
+        return std::nullopt;
+    };
+    auto body_of = [&](size_t k) {
+        std::ostringstream body;
+        const uint32_t end = k + 1 < starts.size() ? starts[k + 1] : n;
+        for (uint32_t pc = starts[k]; pc < end; ++pc) {
+            const isa::Insn& i = prog.insns[pc];
+            const int64_t target = static_cast<int64_t>(pc) + 1 + i.imm;
+            std::string line;
+            if (isa::is_pseudo_call(i) && sub_at(target)) {
+                line = "call " + sub_name(*sub_at(target));
+            } else if (isa::is_ldimm64(i) && i.src_reg == BPF_PSEUDO_FUNC && sub_at(target)) {
+                const std::string cb = sub_name(*sub_at(target));
+                imms.insert("__imm_addr(" + cb + ")");
+                line = "r" + std::to_string(i.dst_reg) + " = %[" + cb + "] ll";
+            } else {
+                line = to_inline_asm(assembly::disasm_insn(prog.insns, pc), imms, maps);
+                // A 64-bit immediate is `rN = 0x... ll` in the selftests' asm; without `ll` the
+                // assembler reads a 32-bit move.
+                if (isa::is_ldimm64(i) && i.src_reg == 0) line += " ll";
+            }
+            body << "\t\"" << line << ";\"\n";
+            if (isa::is_ldimm64(i)) ++pc;
+        }
+        return body.str();
+    };
+    auto operands = [&](const std::set<std::string>& ops) {
+        std::string o;
+        for (const auto& i : ops) o += (o.empty() ? "" : ",\n\t  ") + i;
+        return o;
+    };
+
     std::ostringstream o;
     o << "/* patchfuzz reproducer: " << signature << "\n"
       << " * Paste into tools/testing/selftests/bpf/progs/verifier_*.c. The __xlated lines are the\n"
       << " * rewrite the kernel model (incremental patcher, arch " << c.arch << ") produces.\n";
-    for (const auto& m : maps) {
+    std::ostringstream subs;
+    for (size_t k = starts.size() - 1; k >= 1; --k) {  // callees first: __imm_addr needs them declared
+        imms.clear();
+        const std::string body = body_of(k);
+        subs << "static __used __naked __noinline void " << sub_name(k) << "(void)\n{\n\tasm volatile (\n" << body << "\t:\n\t: "
+             << operands(imms) << "\n\t: __clobber_all);\n}\n\n";
+    }
+    imms.clear();
+    const std::string main_body = body_of(0);
+    for (const auto& m : maps) {  // of every function
         const size_t idx = std::stoul(m.substr(4));
-        if (idx < c.program.maps.size()) {
-            const auto& d = c.program.maps[idx];
+        if (idx < prog.maps.size()) {
+            const auto& d = prog.maps[idx];
             o << " * Needs: struct { __uint(type, " << d.type << "); __uint(max_entries, " << d.max_entries
               << "); __uint(key_size, " << d.key_size << "); __uint(value_size, " << d.value_size << "); } " << m
               << " SEC(\".maps\");\n";
         }
     }
-    o << " */\n";
-    o << "SEC(\"" << prog_section(c.program) << "\")\n";
+    o << " */\n" << subs.str();
+    o << "SEC(\"" << prog_section(prog) << "\")\n";
     o << "__description(\"patchfuzz: " << signature << "\")\n";
     o << "__success\n";
     for (size_t pc = 0; pc < rewritten.insns.size(); ++pc) {
         o << "__xlated(\"" << pc << ": " << assembly::disasm_insn(rewritten.insns, pc) << "\")\n";
         if (isa::is_ldimm64(rewritten.insns[pc])) ++pc;
     }
-    o << "__naked void " << func_name << "(void)\n{\n\tasm volatile (\"\t\t\t\t\\\n" << body.str() << "\"\t:\n\t: ";
-    bool first = true;
-    for (const auto& i : imms) {
-        o << (first ? "" : ",\n\t  ") << i;
-        first = false;
-    }
-    o << "\n\t: __clobber_all);\n}\n";
+    o << "__naked void " << func_name << "(void)\n{\n\tasm volatile (\n" << main_body << "\t:\n\t: " << operands(imms)
+      << "\n\t: __clobber_all);\n}\n";
     return o.str();
 }
 

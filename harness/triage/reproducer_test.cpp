@@ -32,6 +32,28 @@ TEST(SelftestSnippet, SixtyFourBitImmediatesMapsAndHelpers) {
     EXPECT_TRUE(has(s, "SEC(\"socket\")")) << s;
 }
 
+TEST(SelftestSnippet, SubprogsAreFunctionsCalledByName) {
+    // main: call the subprog at 4, pass the callback at 6 to bpf_loop; as in verifier_*.c, each is
+    // a static __naked function, reached by `call NAME` and `rX = %[NAME] ll` (`call +N` would be
+    // helper N to LLVM's assembler).
+    Case c;
+    c.program = make_program({call_pseudo(3), ldimm64_lo(2, BPF_PSEUDO_FUNC, 4), ldimm64_hi(0), exit_insn(),
+                              mov64_imm(0, 1), exit_insn(), mov64_imm(0, 0), exit_insn()});
+    c.program.subprogs = {{.start = 0}, {.start = 4}, {.start = 6}, {.start = 8}};
+    const std::string s = to_selftest_snippet(c, c.program, "sig", "f");
+    EXPECT_TRUE(has(s, "\"call f_sub1;\"")) << s;
+    EXPECT_TRUE(has(s, "\"r2 = %[f_sub2] ll;\"")) << s;
+    EXPECT_TRUE(has(s, "__imm_addr(f_sub2)")) << s;
+    EXPECT_TRUE(has(s, "static __used __naked __noinline void f_sub1(void)")) << s;
+    EXPECT_TRUE(has(s, "static __used __naked __noinline void f_sub2(void)")) << s;
+    // callees are defined before the main program that names them
+    EXPECT_LT(s.find("void f_sub2(void)"), s.find("__naked void f(void)")) << s;
+    // each function holds its own insns only
+    const std::string sub1 = s.substr(s.find("void f_sub1(void)"), s.find("__clobber_all", s.find("void f_sub1(void)")) - s.find("void f_sub1(void)"));
+    EXPECT_TRUE(has(sub1, "\"r0 = 1;\"")) << sub1;
+    EXPECT_FALSE(has(sub1, "\"r0 = 0;\"")) << sub1;
+}
+
 TEST(SelftestSnippet, TracingProgramsNameATargetWithTheirArgumentCount) {
     Case c;
     c.program = make_program({mov64_imm(0, 0), exit_insn()});
