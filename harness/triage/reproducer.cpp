@@ -142,16 +142,18 @@ std::string to_selftest_snippet(const Case& c, const Program& rewritten, const s
     }
     imms.clear();
     const std::string main_body = body_of(0);
-    for (const auto& m : maps) {  // of every function
+    o << " */\n";
+    for (const auto& m : maps) {  // of every function, defined as the selftests define maps
         const size_t idx = std::stoul(m.substr(4));
         if (idx < prog.maps.size()) {
             const auto& d = prog.maps[idx];
-            o << " * Needs: struct { __uint(type, " << d.type << "); __uint(max_entries, " << d.max_entries
-              << "); __uint(key_size, " << d.key_size << "); __uint(value_size, " << d.value_size << "); } " << m
-              << " SEC(\".maps\");\n";
+            o << "struct {\n\t__uint(type, " << d.type << ");\n\t__uint(max_entries, " << d.max_entries << ");\n\t__uint(key_size, "
+              << d.key_size << ");\n\t__uint(value_size, " << d.value_size << ");\n";
+            if (d.map_flags) o << "\t__uint(map_flags, " << d.map_flags << ");\n";
+            o << "} " << m << " SEC(\".maps\");\n\n";
         }
     }
-    o << " */\n" << subs.str();
+    o << subs.str();
     o << "SEC(\"" << prog_section(prog) << "\")\n";
     o << "__description(\"patchfuzz: " << signature << "\")\n";
     o << "__success\n";
