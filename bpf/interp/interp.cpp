@@ -48,6 +48,7 @@ enum Op : uint8_t {
     LE16, LE32, LE64, BSWAP16, BSWAP32, BSWAP64,  // ALU|END TO_LE, ALU|END TO_BE and ALU64 END
     LDXB, LDXH, LDXW, LDXDW, LDSXB, LDSXH, LDSXW, LDX_PROBE,
     STB, STH, STW, STDW, STXB, STXH, STXW, STXDW, ATOMIC,
+    LDABS, LDIND,  // classic packet loads; aux: size in bytes
     LDIMM64, LDIMM64_MAP, JA, CALL_HELPER, CALL_LOCAL, CALL_KFUNC, CALLX, EXIT, MAY_GOTO, GOTOX, TAIL_CALL, NOP, LDIMM64_TAIL, INVALID,
 };
 
@@ -167,6 +168,8 @@ private:
     bool special_load(uint64_t addr, uint32_t size, uint64_t& out);
     uint64_t percpu_addr(uint64_t v) const;
     bool tracing_helper(uint32_t pc, int32_t id, uint64_t& ret);
+    enum class SkbLoad : uint8_t { Ok, OutOfPacket, NotSkb };
+    SkbLoad skb_load(uint64_t skb, int32_t offset, uint32_t size, uint64_t& value);
     bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
 
     const Program& prog_;
@@ -231,7 +234,7 @@ bool Machine::setup() {
                     fault(0, "input for map " + std::to_string(i) + " has an entry of the wrong size", ExecResult::Status::Unsupported);
                     return false;
                 }
-                (void)m.update(e.key.data(), e.value.data(), BPF_ANY);
+                (void)m.user_update(e.key.data(), e.value.data());
             }
         }
     }
@@ -442,9 +445,21 @@ DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
             return d;
         }
         case BPF_LD: {
+            const uint8_t m = isa::mode(i);
+            if (m == BPF_ABS || m == BPF_IND) {
+                // Classic packet load: the result is always R0 (classic A); a DW form does not
+                // exist (bpf_opcode_in_insntable).
+                if (isa::size(i) == BPF_DW) {
+                    why = "LD_ABS/LD_IND with size DW does not exist";
+                    return d;
+                }
+                d.op = m == BPF_ABS ? LDABS : LDIND;
+                d.aux = isa::size(i) == BPF_B ? 1 : isa::size(i) == BPF_H ? 2 : 4;
+                d.dst = BPF_REG_0;
+                return d;
+            }
             if (!isa::is_ldimm64(i)) {
-                why = "legacy packet load (LD_ABS/LD_IND) not modelled";
-                d.aux = 1;  // unsupported rather than a fault
+                why = "invalid ld instruction " + hex(i.code);
                 return d;
             }
             if (pc + 1 >= n) {
@@ -527,8 +542,28 @@ namespace {
 MapModel* Machine::map_arg(uint32_t pc, uint64_t handle, const char* what) {
     for (auto& m : maps_)
         if (m->handle() == handle) return m.get();
-    fault(pc, std::string(what) + ": " + hex(handle) + " is not a map pointer");
+    if (const uint32_t n = inner_map_number(handle))
+        fault(pc, std::string(what) + ": " + hex(handle) + " is inner map " + std::to_string(n) +
+                      " of a map-in-map; inner maps are not modelled",
+              ExecResult::Status::Unsupported);
+    else
+        fault(pc, std::string(what) + ": " + hex(handle) + " is not a map pointer");
     return nullptr;
+}
+
+// The packet load of bpf_skb_load_helper_{8,16,32} (net/core/filter.c) on our skb: `skb` must be
+// the ctx pointer (the verifier keeps the skb in R6 for LD_ABS, and bpf_gen_ld_abs passes R6), its
+// data the linear packet region (headlen == len == packet size). Bytes [offset, offset + size)
+// are read in network byte order and zero-extended. A negative offset is out of the packet: the
+// kernel maps [SKF_LL_OFF, 0) to the link-layer / network header, positions our skb does not
+// have (bpf_skb_load_helper_convert_offset's INT_MIN path, as for a skb without a mac header).
+Machine::SkbLoad Machine::skb_load(uint64_t skb, int32_t offset, uint32_t size, uint64_t& value) {
+    if (skb != Memory::addr(kRegionCtx, ctx_base_)) return SkbLoad::NotSkb;
+    const Region& pkt = mem_.region(kRegionPacket);
+    if (offset < 0 || int64_t{offset} + size > int64_t{pkt.size}) return SkbLoad::OutOfPacket;
+    value = 0;
+    for (uint32_t k = 0; k < size; ++k) value = (value << 8) | pkt.data[static_cast<uint32_t>(offset) + k];
+    return SkbLoad::Ok;
 }
 
 // A tail call through the helper or the internal insn, as the kernel interpreter's JMP_TAIL_CALL
@@ -784,6 +819,13 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
                     return false;
                 }
                 const uint32_t mi = map_index(a1);
+                if (id != BPF_FUNC_map_lookup_elem && m->map_in_map()) {
+                    // check_map_func_compatibility: only lookups on ARRAY/HASH_OF_MAPS.
+                    fault(pc, std::string(id == BPF_FUNC_map_update_elem ? "bpf_map_update_elem" : "bpf_map_delete_elem") +
+                                  " on map " + std::to_string(mi) + ", a map-in-map (type " + std::to_string(m->def().type) +
+                                  "): BPF programs cannot change its elements");
+                    return false;
+                }
                 if (id == BPF_FUNC_map_lookup_elem) {
                     ret = m->lookup(key);
                     body = 12;
@@ -826,9 +868,41 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
                 if (cost_) cost_->call(CostModel::CallKind::Helper, 6);
                 return true;
             }
+            case passes::kInternalSkbLoad8:
+            case passes::kInternalSkbLoad16:
+            case passes::kInternalSkbLoad32: {
+                // bpf_skb_load_helper_{8,16,32}_no_cache(skb, int offset), what bpf_gen_ld_abs
+                // calls (net/core/filter.c): the value, or -EFAULT outside the packet. The offset
+                // is the helper's `int`: the low 32 bits of R2.
+                const uint32_t size = id == passes::kInternalSkbLoad8 ? 1 : id == passes::kInternalSkbLoad16 ? 2 : 4;
+                uint64_t v = 0;
+                const SkbLoad st = skb_load(a1, static_cast<int32_t>(static_cast<uint32_t>(a2)), size, v);
+                if (st == SkbLoad::NotSkb) {
+                    fault(pc, "bpf_skb_load_helper_" + std::to_string(8 * size) + "_no_cache: r1 " + hex(a1) + " is not the skb (ctx)");
+                    return false;
+                }
+                ret = st == SkbLoad::Ok ? v : static_cast<uint64_t>(-int64_t{EFAULT});
+                body = 8;
+                break;
+            }
+            case passes::kInternalPerfSnapshotBranchStack:
+                // perf_snapshot_branch_stack(entries, cnt): no LBR in our model, so it writes no
+                // entry and returns 0 (as on a CPU without branch snapshot support).
+                ret = 0;
+                break;
+            case BPF_FUNC_get_branch_snapshot:
+                // bpf_get_branch_snapshot(buf, u32 size, u64 flags) (kernel/trace/bpf_trace.c): the
+                // snapshot (none here, as above), then -EINVAL for any flags, else -ENOENT for no
+                // entries; the buffer is never written.
+                ret = static_cast<uint64_t>(a3 != 0 ? -int64_t{EINVAL} : -int64_t{ENOENT});
+                break;
             case BPF_FUNC_map_lookup_percpu_elem: {
                 MapModel* m = map_arg(pc, a1, "bpf_map_lookup_percpu_elem");
                 if (!m) return false;
+                if (m->map_in_map()) {
+                    fault(pc, "bpf_map_lookup_percpu_elem on a map-in-map (only bpf_map_lookup_elem is allowed on it)");
+                    return false;
+                }
                 const uint8_t* key = mem_.translate(a2, m->def().key_size, false);
                 if (!key) {
                     fault(pc, "bpf_map_lookup_percpu_elem: bad key pointer " + hex(a2));
@@ -958,7 +1032,7 @@ void Machine::loop() {
                     break;
                 case INVALID:
                     break;
-                case CALL_HELPER: case CALL_KFUNC: case CALLX: case EXIT: case TAIL_CALL:
+                case CALL_HELPER: case CALL_KFUNC: case CALLX: case EXIT: case TAIL_CALL: case LDABS: case LDIND:
                     // The insn's own issue slot; the call overhead is charged by the callee model.
                     cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
                     break;
@@ -1234,7 +1308,30 @@ void Machine::loop() {
                 if (!push_frame(pc, static_cast<uint32_t>(d.off), false)) return;
                 pc = static_cast<uint32_t>(d.off);
                 continue;
+            case LDABS:
+            case LDIND: {
+                // Classic packet load (R6 = skb; R0 = big-endian bytes at imm, + src for IND, as a
+                // 32-bit sum like classic BPF's X + k). Outside the packet the function returns 0
+                // at once, from this frame, as the exit of bpf_gen_ld_abs's sequence does. The
+                // kernel treats the insn as a call: R1-R5 are poisoned like after a helper.
+                const uint32_t off = static_cast<uint32_t>(d.imm) + (d.op == LDIND ? static_cast<uint32_t>(r[d.src]) : 0u);
+                uint64_t v = 0;
+                const SkbLoad st = skb_load(r[6], static_cast<int32_t>(off), d.aux, v);
+                if (st == SkbLoad::NotSkb) PF_FAULT("LD_ABS/LD_IND: r6 " + hex(r[6]) + " is not the skb (ctx)");
+                for (int k = 1; k <= 5; ++k) r[k] = kCallPoison;
+                if constexpr (kCost) {
+                    cost_->call(CostModel::CallKind::Helper, 8);
+                    cost_->clobber(0, 5);
+                }
+                if (st == SkbLoad::OutOfPacket) {
+                    r[0] = 0;
+                    goto exit_frame;
+                }
+                r[0] = v;
+                break;
+            }
             case EXIT: {
+            exit_frame:
                 if (depth_ == 0) {
                     steps_ = steps;
                     return;

@@ -6,11 +6,14 @@
 
 #include <cerrno>
 #include <climits>
+#include <string>
+#include <utility>
 
 #include "bpf/interp/cost_model.hpp"
 #include "bpf/interp/interp.hpp"
 #include "bpf/interp/loop_programs.hpp"
 #include "bpf/isa/insn.hpp"
+#include "bpf/passes/internal_calls.hpp"
 
 namespace patchfuzz::interp {
 namespace {
@@ -446,6 +449,210 @@ TEST(InterpTracing, GetFuncArgRetCntIpFromTheTrampolineWords) {
     // Outside tracing programs these helpers have no model: the oracle skips, never guesses.
     Program sk = make_program({mov64_reg(6, 1), call_helper(BPF_FUNC_get_func_arg_cnt), exit_insn()});
     EXPECT_EQ(execute(sk, {}, arch_x86_64()).status, S::Unsupported);
+}
+
+}  // namespace
+}  // namespace patchfuzz::interp
+
+namespace patchfuzz::interp {
+namespace {
+
+// ---- map-in-map outer maps ---------------------------------------------------------------------
+// Inner map n is the opaque pointer 0xffff700000000000 + n * 0x1000 (map_model.hpp); the input
+// names inner maps by number in the 4-byte value (exec_input.hpp).
+constexpr uint64_t kInner2 = 0xffff700000002000ULL, kInner3 = 0xffff700000003000ULL;
+
+// r0 = bpf_map_lookup_elem(map 0, &key) for a u32 key.
+Program outer_lookup(uint32_t type, uint32_t key, int32_t helper = BPF_FUNC_map_lookup_elem) {
+    Program p = make_program({st(BPF_W, 10, -4, static_cast<int32_t>(key)), st(BPF_W, 10, -8, 2), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 0),
+                              ldimm64_hi(0), mov64_reg(2, 10), alu64_imm(BPF_ADD, 2, -4), mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -8),
+                              mov64_imm(4, 0), call_helper(helper), exit_insn()});
+    p.maps.push_back(MapDef{.type = type, .key_size = 4, .value_size = 4, .max_entries = 4});
+    return p;
+}
+
+TEST(InterpMapInMap, ArrayOfMapsLookupReturnsTheInnerMapPointer) {
+    // Slots: 1 -> inner map 3, 2 -> none (explicitly), 0 and 3 not given (empty).
+    ExecInput in;
+    in.maps = {{MapEntry{{1, 0, 0, 0}, {3, 0, 0, 0}}, MapEntry{{2, 0, 0, 0}, {0, 0, 0, 0}}}};
+    const std::pair<uint32_t, uint64_t> want[] = {{0, 0}, {1, kInner3}, {2, 0}, {3, 0}, {4, 0}, {0xffffffffu, 0}};
+    for (auto [key, r0] : want) {
+        ExecResult r = execute(outer_lookup(BPF_MAP_TYPE_ARRAY_OF_MAPS, key), in, arch_x86_64());
+        ASSERT_EQ(r.status, S::Ok) << key << ": " << r.reason;
+        EXPECT_EQ(r.r0, r0) << "key " << key;
+    }
+    // The 8-byte slot lies where array_of_map_gen_lookup reads it: map + 320 + 8 * index.
+    Program direct = make_program({ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 0), ldimm64_hi(0), ldx(BPF_DW, 0, 1, 320 + 8), exit_insn()});
+    direct.maps = outer_lookup(BPF_MAP_TYPE_ARRAY_OF_MAPS, 0).maps;
+    ExecResult d = execute(direct, in, arch_x86_64());
+    ASSERT_EQ(d.status, S::Ok) << d.reason;
+    EXPECT_EQ(d.r0, kInner3);
+    // User-space view: every slot, 4-byte inner map numbers.
+    const std::vector<MapEntry> entries = {MapEntry{{0, 0, 0, 0}, {0, 0, 0, 0}}, MapEntry{{1, 0, 0, 0}, {3, 0, 0, 0}},
+                                           MapEntry{{2, 0, 0, 0}, {0, 0, 0, 0}}, MapEntry{{3, 0, 0, 0}, {0, 0, 0, 0}}};
+    ASSERT_EQ(d.maps.size(), 1u);
+    EXPECT_EQ(d.maps[0], entries);
+    // Another inner map in slot 1: another pointer and another digest.
+    ExecInput other = in;
+    other.maps[0][0].value[0] = 2;
+    ExecResult o = execute(outer_lookup(BPF_MAP_TYPE_ARRAY_OF_MAPS, 1), other, arch_x86_64());
+    EXPECT_EQ(o.r0, kInner2);
+    EXPECT_NE(o.map_digests, d.map_digests);
+}
+
+TEST(InterpMapInMap, HashOfMapsLookupAndElementLayout) {
+    // Key 1 -> inner map 2; key 2 given with 0 (no inner map: no element).
+    ExecInput in;
+    in.maps = {{MapEntry{{1, 0, 0, 0}, {2, 0, 0, 0}}, MapEntry{{2, 0, 0, 0}, {0, 0, 0, 0}}}};
+    for (auto [key, r0] : {std::pair<uint32_t, uint64_t>{1, kInner2}, {2, 0}, {3, 0}}) {
+        ExecResult r = execute(outer_lookup(BPF_MAP_TYPE_HASH_OF_MAPS, key), in, arch_x86_64());
+        ASSERT_EQ(r.status, S::Ok) << r.reason;
+        EXPECT_EQ(r.r0, r0) << "key " << key;
+        ASSERT_EQ(r.maps.size(), 1u);
+        EXPECT_EQ(r.maps[0], (std::vector<MapEntry>{MapEntry{{1, 0, 0, 0}, {2, 0, 0, 0}}}));
+    }
+    // __htab_map_lookup_elem gives the element; the pointer is 48 + round_up(4, 8) = 56 bytes in.
+    Program p = outer_lookup(BPF_MAP_TYPE_HASH_OF_MAPS, 1, passes::kInternalHtabLookup);
+    p.insns.back() = ldx(BPF_DW, 0, 0, 56);
+    p.insns.push_back(exit_insn());
+    p.aux.resize(p.insns.size());
+    p.subprogs.back().start = p.len();
+    ExecResult e = execute(p, in, arch_x86_64());
+    ASSERT_EQ(e.status, S::Ok) << e.reason;
+    EXPECT_EQ(e.r0, kInner2);
+}
+
+TEST(InterpMapInMap, ProgramsCannotChangeOuterMapsOrUseInnerMaps) {
+    ExecInput in;
+    in.maps = {{MapEntry{{1, 0, 0, 0}, {3, 0, 0, 0}}}};
+    for (uint32_t type : {BPF_MAP_TYPE_ARRAY_OF_MAPS, BPF_MAP_TYPE_HASH_OF_MAPS})
+        for (int32_t helper : {BPF_FUNC_map_update_elem, BPF_FUNC_map_delete_elem}) {
+            ExecResult r = execute(outer_lookup(type, 1, helper), in, arch_x86_64());
+            EXPECT_EQ(r.status, S::Fault) << type << "/" << helper;
+            EXPECT_NE(r.reason.find("map-in-map"), std::string::npos) << r.reason;
+        }
+    // A lookup in the inner map: not modelled (the oracle skips), not a crash.
+    Program p = make_program({st(BPF_W, 10, -4, 1), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 0), ldimm64_hi(0), mov64_reg(2, 10),
+                              alu64_imm(BPF_ADD, 2, -4), call_helper(BPF_FUNC_map_lookup_elem), mov64_reg(1, 0), mov64_reg(2, 10),
+                              alu64_imm(BPF_ADD, 2, -4), call_helper(BPF_FUNC_map_lookup_elem), exit_insn()});
+    p.maps.push_back(MapDef{.type = BPF_MAP_TYPE_ARRAY_OF_MAPS, .key_size = 4, .value_size = 4, .max_entries = 4});
+    ExecResult r = execute(p, in, arch_x86_64());
+    EXPECT_EQ(r.status, S::Unsupported);
+    EXPECT_NE(r.reason.find("inner map 3"), std::string::npos) << r.reason;
+    // Dereferencing an inner map pointer faults.
+    Program q = outer_lookup(BPF_MAP_TYPE_ARRAY_OF_MAPS, 1);
+    q.insns.back() = ldx(BPF_DW, 0, 0, 0);
+    q.insns.push_back(exit_insn());
+    q.aux.resize(q.insns.size());
+    q.subprogs.back().start = q.len();
+    EXPECT_EQ(execute(q, in, arch_x86_64()).status, S::Fault);
+}
+
+// ---- LD_ABS / LD_IND ---------------------------------------------------------------------------
+Insn ld_abs(uint8_t size, int32_t imm) { return make(BPF_LD | BPF_ABS | size, 0, 0, 0, imm); }
+Insn ld_ind(uint8_t size, uint8_t src, int32_t imm) { return make(BPF_LD | BPF_IND | size, 0, src, 0, imm); }
+ExecInput packet8() {
+    ExecInput in;
+    in.packet = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0};
+    return in;
+}
+// r6 = ctx; `prefix`; `ld`; r0 += 0x1000; exit. An in-packet load returns value + 0x1000, an
+// out-of-packet one ends the program with 0.
+ExecResult run_ld(const Insn& ld, std::vector<Insn> prefix = {}) {
+    std::vector<Insn> p = cat(cat({mov64_reg(6, 1)}, prefix), {ld, alu64_imm(BPF_ADD, 0, 0x1000), exit_insn()});
+    Program pr = make_program(p);
+    pr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+    return execute(pr, packet8(), arch_x86_64());
+}
+
+TEST(InterpLdAbs, NetworkByteOrderZeroExtended) {
+    EXPECT_EQ(run_ld(ld_abs(BPF_B, 0)).r0, 0x1000u + 0x12);
+    EXPECT_EQ(run_ld(ld_abs(BPF_B, 7)).r0, 0x1000u + 0xf0);
+    EXPECT_EQ(run_ld(ld_abs(BPF_H, 0)).r0, 0x1000u + 0x1234);
+    EXPECT_EQ(run_ld(ld_abs(BPF_H, 6)).r0, 0x1000u + 0xdef0);
+    EXPECT_EQ(run_ld(ld_abs(BPF_W, 0)).r0, 0x1000u + 0x12345678);
+    // Top bit set: zero-extended, not a negative "error".
+    EXPECT_EQ(run_ld(ld_abs(BPF_W, 4)).r0, 0x1000u + 0x9abcdef0);
+    // r0's old upper half is gone.
+    EXPECT_EQ(run_ld(ld_abs(BPF_B, 1), ld64(0, 0xffffffffffffffffULL)).r0, 0x1000u + 0x34);
+}
+
+TEST(InterpLdAbs, OutOfPacketReturnsZeroAtOnce) {
+    for (const Insn& ld : {ld_abs(BPF_B, 8), ld_abs(BPF_H, 7), ld_abs(BPF_W, 5), ld_abs(BPF_W, -1), ld_abs(BPF_B, INT_MIN),
+                           ld_abs(BPF_B, -0x100000), ld_abs(BPF_W, INT_MAX)}) {
+        ExecResult r = run_ld(ld);
+        ASSERT_EQ(r.status, S::Ok) << r.reason;
+        EXPECT_EQ(r.r0, 0u) << "imm " << ld.imm;
+    }
+    // Only the current function returns: a subprog's load fails, the caller goes on (r0 = 0 + 5).
+    Program p = make_program({mov64_reg(6, 1), call_pseudo(2), alu64_imm(BPF_ADD, 0, 5), exit_insn(), ld_abs(BPF_B, 100),
+                              mov64_imm(0, 9), exit_insn()});
+    ExecResult s = execute(p, packet8(), arch_x86_64());
+    ASSERT_EQ(s.status, S::Ok) << s.reason;
+    EXPECT_EQ(s.r0, 5u);
+    // An empty packet has no byte 0.
+    Program e = make_program({mov64_reg(6, 1), ld_abs(BPF_B, 0), alu64_imm(BPF_ADD, 0, 1), exit_insn()});
+    EXPECT_EQ(execute(e, {}, arch_x86_64()).r0, 0u);
+}
+
+TEST(InterpLdAbs, IndirectOffsetIsA32BitSum) {
+    EXPECT_EQ(run_ld(ld_ind(BPF_H, 7, 1), {mov64_imm(7, 3)}).r0, 0x1000u + 0x9abc);          // 3 + 1
+    EXPECT_EQ(run_ld(ld_ind(BPF_W, 7, 1), ld64(7, 0x100000002ULL)).r0, 0x1000u + 0x789abcde);  // upper half ignored
+    EXPECT_EQ(run_ld(ld_ind(BPF_B, 7, 3), {mov32_imm(7, -1)}).r0, 0x1000u + 0x56);           // 0xffffffff + 3 wraps to 2
+    EXPECT_EQ(run_ld(ld_ind(BPF_B, 7, 0), {mov32_imm(7, -1)}).r0, 0u);                       // -1: outside
+    EXPECT_EQ(run_ld(ld_ind(BPF_B, 7, -2), {mov64_imm(7, 9)}).r0, 0x1000u + 0xf0);           // 9 - 2 = 7
+}
+
+TEST(InterpLdAbs, ScratchRegistersAndTheSkb) {
+    // R1-R5 are poisoned after the load, as after a call; R6-R9 survive.
+    Program p = make_program({mov64_reg(6, 1), mov64_imm(2, 7), mov64_imm(8, 11), ld_abs(BPF_B, 0), mov64_reg(0, 2), exit_insn()});
+    EXPECT_EQ(execute(p, packet8(), arch_x86_64()).r0, kCallPoison);
+    Program q = make_program({mov64_reg(6, 1), mov64_imm(8, 11), ld_abs(BPF_B, 0), mov64_reg(0, 8), exit_insn()});
+    EXPECT_EQ(execute(q, packet8(), arch_x86_64()).r0, 11u);
+    // R6 must be the skb (ctx): anything else is a fault, not a guess.
+    Program bad = make_program({mov64_imm(6, 0), ld_abs(BPF_B, 0), exit_insn()});
+    ExecResult b = execute(bad, packet8(), arch_x86_64());
+    EXPECT_EQ(b.status, S::Fault);
+    EXPECT_NE(b.reason.find("r6"), std::string::npos) << b.reason;
+    // There is no 8-byte form.
+    Program dw = make_program({mov64_reg(6, 1), ld_abs(BPF_DW, 0), exit_insn()});
+    EXPECT_EQ(execute(dw, packet8(), arch_x86_64()).status, S::Fault);
+}
+
+TEST(InterpLdAbs, SkbLoadHelpersReturnTheValueOrEfault) {
+    // bpf_skb_load_helper_{8,16,32}_no_cache(skb = r1, offset = r2): -EFAULT (-14) outside.
+    auto call = [](int32_t id, uint64_t off) {
+        return execute(make_program(cat(ld64(2, off), {call_helper(id), exit_insn()})), packet8(), arch_x86_64());
+    };
+    EXPECT_EQ(call(passes::kInternalSkbLoad8, 3).r0, 0x78u);
+    EXPECT_EQ(call(passes::kInternalSkbLoad16, 3).r0, 0x789au);
+    EXPECT_EQ(call(passes::kInternalSkbLoad32, 4).r0, 0x9abcdef0u);
+    EXPECT_EQ(call(passes::kInternalSkbLoad32, 5).r0, static_cast<uint64_t>(-14));
+    EXPECT_EQ(call(passes::kInternalSkbLoad8, 0xffffffffULL).r0, static_cast<uint64_t>(-14));  // int offset -1
+    EXPECT_EQ(call(passes::kInternalSkbLoad8, 0x100000001ULL).r0, 0x34u);                     // int offset 1
+}
+
+// ---- bpf_get_branch_snapshot -------------------------------------------------------------------
+TEST(InterpBranchSnapshot, NoEntriesEnoentFlagsEinval) {
+    // get_branch_snapshot(fp-32, 32, flags) over a stack of 0x5a bytes: never written.
+    auto run_flags = [](int32_t flags) {
+        ExecInput in;
+        in.stack.assign(kStackSize, 0x5a);
+        return execute(make_program({mov64_reg(1, 10), alu64_imm(BPF_ADD, 1, -32), mov64_imm(2, 32), mov64_imm(3, flags),
+                                     call_helper(BPF_FUNC_get_branch_snapshot), exit_insn()}),
+                       in, arch_x86_64());
+    };
+    for (int32_t flags : {0, 1, -1}) {
+        ExecResult r = run_flags(flags);
+        ASSERT_EQ(r.status, S::Ok) << r.reason;
+        EXPECT_EQ(r.r0, flags == 0 ? 0xfffffffffffffffeULL : 0xffffffffffffffeaULL) << flags;  // -ENOENT, -EINVAL
+        EXPECT_EQ(r.stack, std::vector<uint8_t>(kStackSize, 0x5a));
+    }
+    // perf_snapshot_branch_stack: no LBR, no entries.
+    EXPECT_EQ(execute(make_program({mov64_imm(0, 7), call_helper(passes::kInternalPerfSnapshotBranchStack), exit_insn()}), {},
+                      arch_x86_64())
+                  .r0,
+              0u);
 }
 
 }  // namespace

@@ -21,11 +21,16 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
         case BPF_MAP_TYPE_LRU_HASH: kind_ = Kind::Lru; break;
         case BPF_MAP_TYPE_LRU_PERCPU_HASH: kind_ = Kind::Lru; percpu_ = true; break;
         case BPF_MAP_TYPE_PROG_ARRAY: kind_ = Kind::ProgArray; break;
+        case BPF_MAP_TYPE_ARRAY_OF_MAPS: kind_ = Kind::ArrayOfMaps; break;
+        case BPF_MAP_TYPE_HASH_OF_MAPS: kind_ = Kind::HashOfMaps; break;
         default: kind_ = def.type == isa::kMapTypeInsnArray ? Kind::InsnArray : Kind::Unsupported;
     }
-    elem_size_ = kind_ == Kind::InsnArray ? 8 : round8(def.value_size);
+    // The kernel creates an outer map only with a 4-byte (fd) value (fd_array_map_alloc_check,
+    // fd_htab_map_alloc_check); its elements are 8-byte pointers.
+    if (map_in_map() && def.value_size != 4) kind_ = Kind::Unsupported;
+    elem_size_ = kind_ == Kind::InsnArray || map_in_map() ? 8 : round8(def.value_size);
     uint64_t body = 0;
-    if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
+    if (kind_ == Kind::Array || kind_ == Kind::InsnArray || kind_ == Kind::ArrayOfMaps) {
         if (def.key_size != 4) kind_ = Kind::Unsupported;
         body = static_cast<uint64_t>(percpu_ ? 8 : elem_size_) * def.max_entries;
         if (body > kMaxArrayBytes) {
@@ -44,6 +49,10 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
     }
 }
 
+uint8_t* MapModel::array_slot(uint32_t idx) {
+    return mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
+}
+
 uint64_t MapModel::hash_value(uint32_t reg) {
     uint64_t slot = Memory::addr(reg, kHtabElemKeyOffset + round8(def_.key_size));
     if (!percpu_) return slot;
@@ -59,6 +68,19 @@ uint64_t MapModel::lookup(const uint8_t* key) {
             if (percpu_) return Memory::addr(percpu_values_[idx], 0);
             return Memory::addr(obj_region_, kArrayValueOffset + idx * elem_size_);
         }
+        case Kind::ArrayOfMaps: {
+            // array_of_map_lookup_elem: the slot's inner map pointer, NULL for an empty slot.
+            uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
+            if (idx >= def_.max_entries) return 0;
+            return load_le(array_slot(idx), 8);
+        }
+        case Kind::HashOfMaps: {
+            // htab_of_map_lookup_elem: the element's inner map pointer (never NULL once inserted).
+            auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
+            if (it == hash_.end()) return 0;
+            it->second.last_use = ++clock_;
+            return load_le(mem_.region(it->second.region).data + kHtabElemKeyOffset + round8(def_.key_size), 8);
+        }
         case Kind::Hash:
         case Kind::Lru: {
             auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
@@ -72,7 +94,7 @@ uint64_t MapModel::lookup(const uint8_t* key) {
 }
 
 uint64_t MapModel::lookup_elem(const uint8_t* key) {
-    if (kind_ != Kind::Hash && kind_ != Kind::Lru) return 0;
+    if (kind_ != Kind::Hash && kind_ != Kind::Lru && kind_ != Kind::HashOfMaps) return 0;
     auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
     if (it == hash_.end()) return 0;
     it->second.last_use = ++clock_;
@@ -127,14 +149,56 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
             return 0;
         }
         default:
-            return kEperm;
+            return kEperm;  // prog arrays, insn arrays, map-in-map: not updatable from BPF
     }
+}
+
+int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
+    if (!map_in_map()) return update(key, value, BPF_ANY);
+    // bpf_fd_array_map_update_elem / bpf_fd_htab_map_update_elem: the fd becomes the inner map's
+    // pointer. Our "fd" is an inner map number; 0 stands for "no inner map".
+    const uint64_t inner = inner_map_addr(static_cast<uint32_t>(load_le(value, 4)));
+    if (kind_ == Kind::ArrayOfMaps) {
+        const uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
+        if (idx >= def_.max_entries) return kE2big;
+        store_le(array_slot(idx), 8, inner);
+        return 0;
+    }
+    std::vector<uint8_t> k(key, key + def_.key_size);
+    auto it = hash_.find(k);
+    if (inner == 0) {
+        if (it == hash_.end()) return kEnoent;
+        hash_.erase(it);
+        return 0;
+    }
+    const uint32_t voff = kHtabElemKeyOffset + round8(def_.key_size);
+    if (it == hash_.end()) {
+        if (hash_.size() >= def_.max_entries) return kE2big;
+        uint32_t reg = mem_.add(voff + 8, RegionKind::MapValue);
+        std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
+        it = hash_.emplace(std::move(k), Elem{reg, ++clock_}).first;
+    }
+    store_le(mem_.region(it->second.region).data + voff, 8, inner);
+    return 0;
+}
+
+void MapModel::user_value(const uint8_t* p, std::vector<uint8_t>& out) const {
+    const uint64_t ptr = load_le(p, 8);
+    const uint32_t n = inner_map_number(ptr);
+    if (ptr != 0 && n == 0) {
+        out.assign(p, p + 8);  // not an inner map pointer (nothing writes one): shown raw
+        return;
+    }
+    out = {static_cast<uint8_t>(n), static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n >> 16), static_cast<uint8_t>(n >> 24)};
 }
 
 int64_t MapModel::remove(const uint8_t* key) {
     switch (kind_) {
         case Kind::Array:
             return kEinval;  // array_map_delete_elem
+        case Kind::ArrayOfMaps:
+        case Kind::HashOfMaps:
+            return kEperm;  // not from BPF (see update)
         case Kind::Hash:
         case Kind::Lru: {
             auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
@@ -178,7 +242,22 @@ struct Digest {
 uint64_t MapModel::content_digest() {
     // The same walk as entries(): what it would return is what is digested.
     Digest d;
-    if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
+    std::vector<uint8_t> uv;
+    if (kind_ == Kind::ArrayOfMaps) {
+        for (uint32_t i = 0; i < def_.max_entries; ++i) {
+            user_value(array_slot(i), uv);
+            d.word(i);
+            d.bytes(uv.data(), uv.size());
+        }
+    } else if (kind_ == Kind::HashOfMaps) {
+        for (auto& [k, el] : hash_) {
+            d.word(k.size());
+            d.bytes(k.data(), k.size());
+            user_value(mem_.region(el.region).data + kHtabElemKeyOffset + round8(def_.key_size), uv);
+            d.word(uv.size());
+            d.bytes(uv.data(), uv.size());
+        }
+    } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
         uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
@@ -204,12 +283,27 @@ uint64_t MapModel::content_digest() {
 
 std::vector<MapEntry> MapModel::entries() {
     std::vector<MapEntry> out;
-    if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
+    auto u32_key = [](uint32_t i) {
+        return std::vector<uint8_t>{static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i >> 16),
+                                    static_cast<uint8_t>(i >> 24)};
+    };
+    if (kind_ == Kind::ArrayOfMaps) {
+        for (uint32_t i = 0; i < def_.max_entries; ++i) {
+            MapEntry e{u32_key(i), {}};
+            user_value(array_slot(i), e.value);
+            out.push_back(std::move(e));
+        }
+    } else if (kind_ == Kind::HashOfMaps) {
+        for (auto& [k, el] : hash_) {
+            MapEntry e{k, {}};
+            user_value(mem_.region(el.region).data + kHtabElemKeyOffset + round8(def_.key_size), e.value);
+            out.push_back(std::move(e));
+        }
+    } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
         uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             MapEntry e;
-            e.key = {static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i >> 16),
-                     static_cast<uint8_t>(i >> 24)};
+            e.key = u32_key(i);
             const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
                                        : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(i) * elem_size_;
             e.value.assign(p, p + vs);

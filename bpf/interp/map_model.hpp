@@ -2,9 +2,19 @@
 // In-memory models of the map types programs use: array / per-CPU array (one contiguous value
 // area, elements rounded up to 8 bytes as kernel/bpf/arraymap.c does), hash / per-CPU hash / LRU
 // hash (kernel/bpf/hashtab.c: one element per key; LRU evicts the least recently used element
-// when full), prog array (tail-call slots, always empty here) and insn array (gotox targets).
+// when full), prog array (tail-call slots, always empty here), insn array (gotox targets) and the
+// map-in-map outer maps, array of maps and hash of maps (kernel/bpf/map_in_map.c).
 // Per-CPU maps hold the executing CPU's copy only. Deleted hash elements stay readable, as after
 // an RCU-deferred free in the kernel; they are just no longer reachable by key.
+//
+// Map-in-map: an outer map's in-kernel element is an 8-byte inner-map pointer (the user-space
+// value is a 4-byte fd), stored where a value would be: array slot i at kArrayValueOffset + 8 * i
+// of the map object (struct bpf_array's ptrs[]), a hash element's 8 bytes after its key. The
+// inlines of bpf/passes (array_of_map_gen_lookup, htab_of_map_gen_lookup) load that slot, and
+// bpf_map_lookup_elem returns its content, so both see the same pointer or NULL. Inner maps are
+// not modelled: a slot holds inner_map_addr(n), a non-zero address outside every region, so any
+// access through it faults. User-space values (ExecInput::maps, entries()) name inner maps by
+// number; see exec_input.hpp.
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -23,10 +33,20 @@ namespace patchfuzz::interp {
 inline constexpr uint32_t kHtabElemKeyOffset = 48;
 inline constexpr uint32_t kArrayValueOffset = 320;
 inline constexpr uint64_t kPercpuBase = 0x0000100000000000ULL;  // + the region address bits
+// Inner map n (n >= 1) of a map-in-map is the fake pointer kInnerMapBase + (n << 12): distinct per
+// inner map, deterministic, and below kRegionBase for every u32 n, so never dereferenceable.
+inline constexpr uint64_t kInnerMapBase = 0xffff700000000000ULL;
+constexpr uint64_t inner_map_addr(uint32_t n) { return n == 0 ? 0 : kInnerMapBase + (uint64_t{n} << 12); }
+// The inner map number of a pointer value, or 0 when it is not one.
+constexpr uint32_t inner_map_number(uint64_t addr) {
+    if (addr < kInnerMapBase + (uint64_t{1} << 12) || (addr & 0xfff) != 0) return 0;
+    const uint64_t n = (addr - kInnerMapBase) >> 12;
+    return n > 0xffffffffULL ? 0 : static_cast<uint32_t>(n);
+}
 
 class MapModel {
 public:
-    enum class Kind : uint8_t { Array, Hash, Lru, ProgArray, InsnArray, Unsupported };
+    enum class Kind : uint8_t { Array, Hash, Lru, ProgArray, InsnArray, ArrayOfMaps, HashOfMaps, Unsupported };
 
     MapModel(const MapDef& def, Memory& mem);
     // Map pointer value (what ld_imm64 MAP_FD/MAP_IDX loads): the map object's address.
@@ -34,18 +54,29 @@ public:
     [[nodiscard]] uint32_t object_region() const { return obj_region_; }
     [[nodiscard]] Kind kind() const { return kind_; }
     [[nodiscard]] const MapDef& def() const { return def_; }
-    // Value address or 0. `key` has def().key_size bytes.
+    // An outer map of map-in-map: BPF programs may only look up (the verifier's
+    // check_map_func_compatibility allows no other map helper on it).
+    [[nodiscard]] bool map_in_map() const { return kind_ == Kind::ArrayOfMaps || kind_ == Kind::HashOfMaps; }
+    // Value address or 0. `key` has def().key_size bytes. For map-in-map: the inner map pointer
+    // (the slot's content) or 0, as array_of_map_lookup_elem / htab_of_map_lookup_elem return it.
     uint64_t lookup(const uint8_t* key);
     // Element address (for __htab_map_lookup_elem) or 0: value address minus the key offset.
     uint64_t lookup_elem(const uint8_t* key);
-    // 0 or a negative errno, as the helpers return them.
+    // 0 or a negative errno, as the helpers return them. Not for map-in-map (-EPERM: the
+    // interpreter faults before, as the verifier rejects these helpers on outer maps).
     int64_t update(const uint8_t* key, const uint8_t* value, uint64_t flags);
     int64_t remove(const uint8_t* key);
+    // An update from user space (ExecInput::maps; the bpf(BPF_MAP_UPDATE_ELEM) syscall, BPF_ANY):
+    // update() for every map but map-in-map, whose 4-byte value names an inner map (0: none; the
+    // array slot becomes NULL, the hash key is removed).
+    int64_t user_update(const uint8_t* key, const uint8_t* value);
     // Value address of array element 0 + off (ld_imm64 MAP_VALUE), 0 when not an array.
     uint64_t direct_value(uint32_t off) const;
     // Per-CPU pointer (kPercpuBase + ...) of element 0 + off of a per-CPU array (bpf-next: ld_imm64
     // MAP_VALUE of a PERCPU_ARRAY), 0 for any other map or off >= value_size.
     uint64_t percpu_direct_value(uint32_t off) const;
+    // Contents in key order, values as user space sees them (map-in-map: 4-byte inner map numbers;
+    // an array of maps lists every slot, 0 for an empty one).
     [[nodiscard]] std::vector<MapEntry> entries();
     // A 64-bit digest of entries() (keys and values, in key order) computed without building them:
     // equal contents give equal digests, so two runs' maps compare cheaply.
@@ -66,6 +97,11 @@ private:
     std::vector<uint32_t> percpu_values_;  // per-CPU array: value region of each element
     // Address of the value inside element region `reg` (follows the per-CPU pointer when percpu).
     uint64_t hash_value(uint32_t reg);
+    // Host pointer of array (or array of maps) slot `idx` < max_entries.
+    uint8_t* array_slot(uint32_t idx);
+    // The value bytes entries() reports for the element at host pointer `p` (map-in-map: the
+    // inner map number of the 8-byte pointer there, 4 bytes little-endian).
+    void user_value(const uint8_t* p, std::vector<uint8_t>& out) const;
     uint64_t clock_ = 0;
     std::map<std::vector<uint8_t>, Elem> hash_;
 };

@@ -27,6 +27,25 @@ uint64_t garbage_upper(Rng& rng, uint32_t low) {
         default: return (rng.next() & 0xffffffff00000000ULL) | low;
     }
 }
+
+// Map-in-map outer maps (exec_input.hpp: the value names an inner map, 0 = none): about half of
+// the slots / small keys hold one of a few inner maps (shared between slots, as the kernel
+// allows), the rest are empty, so that both the NULL and the pointer path of a lookup run.
+void outer_map_entries(const MapDef& d, Rng& rng, std::vector<interp::MapEntry>& out) {
+    const bool array = d.type == BPF_MAP_TYPE_ARRAY_OF_MAPS;
+    // Generated lookups use keys 0..7 on hashes; an array lists every slot, filled or empty.
+    const uint32_t keys = array ? std::min<uint32_t>(d.max_entries, 64) : 8;
+    for (uint32_t k = 0; k < keys; ++k) {
+        const bool filled = rng.chance(1, 2);
+        if (!filled && !array) continue;
+        interp::MapEntry e;
+        e.key.assign(d.key_size, 0);
+        for (size_t i = 0; i < e.key.size() && i < 4; ++i) e.key[i] = static_cast<uint8_t>(k >> (8 * i));
+        e.value.assign(d.value_size, 0);
+        if (filled && e.value.size() >= 4) put32(e.value, 0, static_cast<uint32_t>(rng.range(1, 4)));
+        out.push_back(std::move(e));
+    }
+}
 }  // namespace
 
 int32_t edge_int(Rng& rng) {
@@ -67,6 +86,10 @@ interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOp
     in.maps.resize(prog.maps.size());
     for (size_t m = 0; m < prog.maps.size(); ++m) {
         const MapDef& d = prog.maps[m];
+        if (d.type == BPF_MAP_TYPE_ARRAY_OF_MAPS || d.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+            outer_map_entries(d, rng, in.maps[m]);
+            continue;
+        }
         const bool array = d.type == BPF_MAP_TYPE_ARRAY || d.type == BPF_MAP_TYPE_PERCPU_ARRAY;
         const uint32_t n = array ? std::min<uint32_t>(d.max_entries, 64) : static_cast<uint32_t>(rng.range(0, std::min(opts.max_map_entries, d.max_entries)));
         for (uint32_t k = 0; k < n; ++k) {
