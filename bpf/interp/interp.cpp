@@ -132,16 +132,33 @@ namespace {
 
 class Machine {
 public:
-    Machine(const DecodedProgram& decoded, const ExecInput& in, const ExecOptions& opts)
+    // Fills `out`, reusing the storage its vectors already have (the oracle runs many programs
+    // on many inputs into the same results).
+    Machine(const DecodedProgram& decoded, const ExecInput& in, const ExecOptions& opts, ExecResult& out)
         : prog_(decoded.prog_),
           in_(in),
           arch_(decoded.arch_),
           opts_(opts),
+          res_(out),
           code_(decoded.code_),
           invalid_(decoded.invalid_),
-          prandom_(in.prandom_seed) {}
+          prandom_(in.prandom_seed) {
+        res_.status = ExecResult::Status::Ok;
+        res_.r0 = 0;
+        res_.fault_pc = 0;
+        res_.reason.clear();
+        res_.steps = 0;
+        res_.stack.clear();
+        res_.maps.clear();
+        res_.map_digests.clear();
+        res_.effects.clear();
+        res_.cycles = 0;
+        res_.ctx.clear();
+        res_.packet.clear();
+        res_.trace.clear();
+    }
 
-    ExecResult run();
+    void run();
 
 private:
     // setup
@@ -176,7 +193,7 @@ private:
     const ExecInput& in_;
     const ArchProfile& arch_;
     const ExecOptions& opts_;
-    ExecResult res_;
+    ExecResult& res_;
     bool done_ = false;
 
     const std::vector<DInsn>& code_;
@@ -1373,14 +1390,14 @@ void Machine::loop() {
 #undef PF_FAULT
 }
 
-ExecResult Machine::run() {
+void Machine::run() {
     hi_keep_ = arch_.alu32_no_implicit_zext ? kHi : 0;
     budget_ = opts_.step_budget ? opts_.step_budget : in_.step_budget;
     cost_ = opts_.cost;
-    if (!setup()) return std::move(res_);
+    if (!setup()) return;
     if (code_.empty()) {
         fault(0, "empty program");
-        return std::move(res_);
+        return;
     }
     for (int k = 0; k < 10; ++k) r_[k] = in_.regs[static_cast<size_t>(k)];
     r_[1] = Memory::addr(kRegionCtx, ctx_base_);
@@ -1408,7 +1425,6 @@ ExecResult Machine::run() {
         size_t n = std::min(ring_pos_, ring_.size());
         for (size_t k = 0; k < n; ++k) res_.trace.push_back(ring_[(ring_pos_ - n + k) % ring_.size()]);
     }
-    return std::move(res_);
 }
 
 }  // namespace
@@ -1420,9 +1436,15 @@ Executable& Executable::operator=(Executable&&) noexcept = default;
 const Program& Executable::program() const { return decoded_->prog_; }
 const ArchProfile& Executable::arch() const { return decoded_->arch_; }
 
+void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out) {
+    Machine m(*exe.decoded_, in, opts, out);
+    m.run();
+}
+
 ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts) {
-    Machine m(*exe.decoded_, in, opts);
-    return m.run();
+    ExecResult r;
+    execute(exe, in, opts, r);
+    return r;
 }
 
 ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts) {

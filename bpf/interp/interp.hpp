@@ -100,8 +100,11 @@ public:
 
 private:
     std::unique_ptr<const DecodedProgram> decoded_;
-    friend ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts);
+    friend void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out);
 };
 ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts = {});
+// The same into `out`, whose vectors keep their storage: what a caller running many executions
+// uses to spare the allocations of a fresh result each time.
+void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out);
 
 }  // namespace patchfuzz::interp

@@ -24,13 +24,23 @@ struct Region {
 
 class Memory {
 public:
-    Memory() = default;
+    // The region and chunk tables come from the previous execution on this thread, emptied but
+    // with their storage (a run of a small program is short enough for two mallocs to count).
+    Memory() : chunks_(std::move(spare_tables().chunks)), regions_(std::move(spare_tables().regions)) {
+        chunks_.clear();
+        regions_.clear();
+    }
     Memory(const Memory&) = delete;
     Memory& operator=(const Memory&) = delete;
     ~Memory() {
         std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
         for (Chunk& c : chunks_)
             if (c.size == kChunkSize && spare.size() < kMaxSpareChunks) spare.push_back(std::move(c.data));
+        chunks_.clear();
+        regions_.clear();
+        Tables& t = spare_tables();
+        if (chunks_.capacity() > t.chunks.capacity()) t.chunks = std::move(chunks_);
+        if (regions_.capacity() > t.regions.capacity()) t.regions = std::move(regions_);
     }
     // Adds a zero-filled region of `size` bytes; returns its index.
     uint32_t add(uint32_t size, RegionKind kind, bool writable = true) {
@@ -99,6 +109,14 @@ private:
         std::unique_ptr<uint8_t[]> data;
         size_t size;
     };
+    struct Tables {
+        std::vector<Chunk> chunks;
+        std::vector<Region> regions;
+    };
+    static Tables& spare_tables() {
+        static thread_local Tables spare;
+        return spare;
+    }
     std::vector<Chunk> chunks_;
     size_t chunk_used_ = 0;
     std::vector<Region> regions_;

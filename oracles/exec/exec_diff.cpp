@@ -382,19 +382,24 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     interp::ExecOptions eo;
     eo.collect_maps = false;  // compared by digest; a divergence is re-run with entries for its report
     const uint32_t total = static_cast<uint32_t>(opts.given.size()) + opts.inputs;
-    std::vector<std::optional<interp::ExecResult>> results;
+    // One result per runnable, rewritten by every input's run (their buffers are reused).
+    std::vector<interp::ExecResult> results(runnables.size());
+    std::vector<char> ran;
+    interp::ExecInput generated;
     std::vector<std::pair<size_t, size_t>> compared;  // (ref slot, candidate slot) pairs judged for this input
     for (uint32_t k = 0; k < total; ++k) {
-        interp::ExecInput in = k < opts.given.size() ? opts.given[k] : generate_input(prog, rng, opts.input_gen);
+        if (k >= opts.given.size()) generated = generate_input(prog, rng, opts.input_gen);
+        const interp::ExecInput& in = k < opts.given.size() ? opts.given[k] : generated;
         ++st.inputs_run;
-        results.assign(runnables.size(), std::nullopt);
+        ran.assign(runnables.size(), 0);
         compared.clear();
         auto run = [&](size_t slot) -> const interp::ExecResult& {
-            if (!results[slot]) {
-                results[slot] = interp::execute(runnables[slot], in, eo);
+            if (!ran[slot]) {
+                ran[slot] = 1;
+                interp::execute(runnables[slot], in, eo, results[slot]);
                 ++st.executions;
             }
-            return *results[slot];
+            return results[slot];
         };
         for (size_t si = 0; si < setups.size(); ++si) {
             const PerArch& pa = setups[si];
