@@ -388,7 +388,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     interp::ExecInput generated;
     std::vector<std::pair<size_t, size_t>> compared;  // (ref slot, candidate slot) pairs judged for this input
     for (uint32_t k = 0; k < total; ++k) {
-        if (k >= opts.given.size()) generated = generate_input(prog, rng, opts.input_gen);
+        if (k >= opts.given.size()) generate_input(prog, rng, opts.input_gen, generated);
         const interp::ExecInput& in = k < opts.given.size() ? opts.given[k] : generated;
         ++st.inputs_run;
         ran.assign(runnables.size(), 0);

@@ -28,6 +28,13 @@ uint64_t garbage_upper(Rng& rng, uint32_t low) {
     }
 }
 
+// The next entry of `entries` to fill, reusing one left from an earlier input when there is one
+// (with its key and value storage).
+interp::MapEntry& next_entry(std::vector<interp::MapEntry>& entries, size_t& used) {
+    if (used == entries.size()) entries.emplace_back();
+    return entries[used++];
+}
+
 // Map-in-map outer maps (exec_input.hpp: the value names an inner map, 0 = none): about half of
 // the slots / small keys hold one of a few inner maps (shared between slots, as the kernel
 // allows), the rest are empty, so that both the NULL and the pointer path of a lookup run.
@@ -35,16 +42,17 @@ void outer_map_entries(const MapDef& d, Rng& rng, std::vector<interp::MapEntry>&
     const bool array = d.type == BPF_MAP_TYPE_ARRAY_OF_MAPS;
     // Generated lookups use keys 0..7 on hashes; an array lists every slot, filled or empty.
     const uint32_t keys = array ? std::min<uint32_t>(d.max_entries, 64) : 8;
+    size_t used = 0;
     for (uint32_t k = 0; k < keys; ++k) {
         const bool filled = rng.chance(1, 2);
         if (!filled && !array) continue;
-        interp::MapEntry e;
+        interp::MapEntry& e = next_entry(out, used);
         e.key.assign(d.key_size, 0);
         for (size_t i = 0; i < e.key.size() && i < 4; ++i) e.key[i] = static_cast<uint8_t>(k >> (8 * i));
         e.value.assign(d.value_size, 0);
         if (filled && e.value.size() >= 4) put32(e.value, 0, static_cast<uint32_t>(rng.range(1, 4)));
-        out.push_back(std::move(e));
     }
+    out.resize(used);
 }
 }  // namespace
 
@@ -57,6 +65,11 @@ int32_t edge_int(Rng& rng) {
 
 interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts) {
     interp::ExecInput in;
+    generate_input(prog, rng, opts, in);
+    return in;
+}
+
+void generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts, interp::ExecInput& in) {
     // At least the context of the program's type: a rewrite that takes another path may read
     // any field of it, which is no fault in the kernel.
     in.ctx.resize(std::max(opts.ctx_size, ctx_size_for(prog.prog_type)));
@@ -92,21 +105,21 @@ interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOp
         }
         const bool array = d.type == BPF_MAP_TYPE_ARRAY || d.type == BPF_MAP_TYPE_PERCPU_ARRAY;
         const uint32_t n = array ? std::min<uint32_t>(d.max_entries, 64) : static_cast<uint32_t>(rng.range(0, std::min(opts.max_map_entries, d.max_entries)));
+        size_t used = 0;
         for (uint32_t k = 0; k < n; ++k) {
-            interp::MapEntry e;
+            interp::MapEntry& e = next_entry(in.maps[m], used);
             e.key.resize(d.key_size);
             // Small keys so that program-side lookups hit.
             uint32_t kv = array ? k : static_cast<uint32_t>(rng.range(0, 7));
             for (size_t i = 0; i < e.key.size(); ++i) e.key[i] = i < 4 ? static_cast<uint8_t>(kv >> (8 * i)) : 0;
             e.value.resize(d.value_size);
             rng.fill(e.value);
-            in.maps[m].push_back(std::move(e));
         }
+        in.maps[m].resize(used);
     }
     in.cpu = static_cast<uint32_t>(rng.range(0, 3));
     in.prandom_seed = rng.next();
     in.step_budget = opts.step_budget;
-    return in;
 }
 
 }  // namespace patchfuzz::oracles::exec

@@ -20,6 +20,9 @@ struct InputGenOptions {
 };
 
 interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts = {});
+// The same into `in`, reusing its buffers (and map entries) from an earlier input: the same
+// draws, the same input.
+void generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts, interp::ExecInput& in);
 
 // One edge value of a signed 32-bit iterator bound (the §2.3 grid); `rng` picks.
 int32_t edge_int(Rng& rng);
