@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "bpf/kfunc/kfunc_table.hpp"
+#include "bpf/passes/zext_marks.hpp"
 #include "bpf/util/check.hpp"
 #include "bpf/util/rng.hpp"
 
@@ -41,7 +42,7 @@ struct Fn {
     Role role = Role::Main;
     bool has_ctx = false;
     bool cb_ret_one = false;   // callback returns 1 (stops bpf_loop after one round)
-    bool zext_all = false;     // every 32-bit def gets zext_dst (liveness says: upper half read)
+    bool zext_all = false;     // every 32-bit def gets zext_dst, read as 64 bits or not (over-marking)
     std::vector<Insn> code;
     std::vector<InsnAux> aux;
     std::vector<std::pair<uint32_t, uint32_t>> calls;  // (local insn, target fn): pseudo call / func
@@ -259,6 +260,10 @@ GeneratedCase Builder::run() {
     }
     function(0, main_limit);
     finish();
+    // The marks the verifier's liveness sets (a 32-bit def whose register a path reads as 64 bits),
+    // on top of the random ones: without them a zext JIT (jit32) runs a program the kernel never
+    // produces, and the exec oracle can only skip the case.
+    passes::add_zext_marks(p_);
     GeneratedCase c;
     c.inputs = make_inputs(p_, s_, o_.inputs);
     c.stats = analyze(p_);

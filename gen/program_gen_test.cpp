@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bpf/isa/opcode_table.hpp"
+#include "bpf/passes/zext_marks.hpp"
 #include "bpf/util/rng.hpp"
 #include "gen/byte_source.hpp"
 #include "gen/program_gen.hpp"
@@ -57,6 +58,21 @@ TEST(ProgramGen, SameSeedSameProgramAndInputs) {
         }
         RngSource d(seed + 1);
         EXPECT_FALSE(generate(d, o).program == ca.program);
+    }
+}
+
+// Every 32-bit def the verifier would mark zext_dst is marked: on a zext JIT (jit32) a generated
+// case runs the program the kernel would, instead of being skipped by the exec oracle.
+TEST(ProgramGen, NoDefLacksTheVerifiersZextMark) {
+    GenOptions o;
+    o.max_insns = 256;
+    o.patch_site_density = 0.3;
+    o.inputs = 0;
+    for (uint64_t seed = 0; seed < 200; ++seed) {
+        RngSource src(seed);
+        const GeneratedCase c = generate(src, o);
+        const auto gaps = passes::zext_gaps(c.program);
+        ASSERT_TRUE(gaps.empty()) << "seed " << seed << ": insn " << gaps[0].def_pc << " defines w" << gaps[0].reg;
     }
 }
 

@@ -2,7 +2,9 @@
 
 #include <linux/bpf.h>
 
+#include "bpf/isa/helper_protos.hpp"
 #include "bpf/passes/insn_defs.hpp"
+#include "bpf/program/cfg.hpp"
 
 namespace patchfuzz::passes {
 namespace {
@@ -20,28 +22,12 @@ struct RegState {
     bool operator==(const RegState&) const = default;
 };
 
-// Arguments read by the helpers whose prototypes we know (include/uapi/linux/bpf.h); 0 = unchecked.
-int checked_helper_args(int32_t id) {
-    switch (id) {
-        case BPF_FUNC_map_lookup_elem:
-        case BPF_FUNC_map_delete_elem: return 2;
-        case BPF_FUNC_tail_call: return 3;
-        case BPF_FUNC_map_update_elem:
-        case BPF_FUNC_loop: return 4;
-        default: return 0;
-    }
-}
+// Helpers without a modelled prototype (bpf/isa/helper_protos.hpp): no argument is checked, since
+// an over-approximation of their arguments would reject valid programs.
+constexpr int kUnknownHelperArgs = 0;
 
 // Arguments those helpers take as scalars (ARG_ANYTHING / ARG_CONST_*).
-RegMask scalar_args(const Insn& i) {
-    if (!isa::is_helper_call(i)) return 0;
-    switch (i.imm) {
-        case BPF_FUNC_loop: return bit(1) | bit(4);
-        case BPF_FUNC_map_update_elem: return bit(4);
-        case BPF_FUNC_tail_call: return bit(3);
-        default: return 0;
-    }
-}
+RegMask scalar_args(const Insn& i) { return isa::is_helper_call(i) ? isa::helper_scalar_args(i.imm) : 0; }
 
 RegMask reads_of(const Insn& i) {
     const uint8_t c = isa::cls(i), o = isa::op(i);
@@ -59,7 +45,8 @@ RegMask reads_of(const Insn& i) {
                 if (x) return dst;  // callx
                 if (!isa::is_helper_call(i)) return 0;
                 RegMask m = 0;
-                for (int r = 1; r <= checked_helper_args(i.imm); ++r) m |= bit(r);
+                const int args = isa::helper_arg_count(i.imm).value_or(kUnknownHelperArgs);
+                for (int r = 1; r <= args; ++r) m |= bit(r);
                 return m;
             }
             if (o == BPF_JA) return c == BPF_JMP && x ? dst : 0;  // gotox reads its register
@@ -110,7 +97,7 @@ std::vector<uint32_t> rejected_reads(const Program& prog) {
     // Must-be-written (meet: intersection) and may-be-pointer (meet: union).
     std::vector<RegState> in(n);
     std::vector<bool> reached(n, false);
-    std::vector<uint32_t> work;
+    std::vector<uint32_t> work, next;
     auto flow = [&](uint32_t to, RegState s) {
         if (to >= n) return;
         if (reached[to]) {
@@ -131,31 +118,10 @@ std::vector<uint32_t> rejected_reads(const Program& prog) {
     while (!work.empty()) {
         const uint32_t pc = work.back();
         work.pop_back();
-        const Insn& i = prog.insns[pc];
-        const RegState out = after(i, in[pc]);
-        if (isa::is_ldimm64(i)) {
-            flow(pc + 2, out);
-            continue;
-        }
-        const uint8_t c = isa::cls(i), o = isa::op(i);
-        if (c != BPF_JMP && c != BPF_JMP32) {
-            flow(pc + 1, out);
-            continue;
-        }
-        if (o == BPF_EXIT) continue;
-        if (o == BPF_CALL || isa::is_tail_call(i)) {
-            flow(pc + 1, out);
-            continue;
-        }
-        if (o == BPF_JA && c == BPF_JMP && isa::src_bit(i)) {  // gotox: every jump-table entry
-            for (const auto& ia : prog.insn_arrays)
-                for (const auto& e : ia.entries)
-                    if (e.xlated_off != isa::kInsnDeleted) flow(e.xlated_off, out);
-            continue;
-        }
-        const int64_t t = static_cast<int64_t>(pc) + 1 + (isa::is_gotol(i) ? i.imm : i.off);
-        if (t >= 0) flow(static_cast<uint32_t>(t), out);
-        if (o != BPF_JA) flow(pc + 1, out);
+        const RegState out = after(prog.insns[pc], in[pc]);
+        next.clear();
+        append_successors(prog, pc, next);
+        for (uint32_t to : next) flow(to, out);
     }
     std::vector<uint32_t> bad;
     for (uint32_t pc = 0; pc < n; ++pc) {

@@ -27,6 +27,19 @@ TEST(RejectedReads, CallsDefineR0AndClobberTheArguments) {
     EXPECT_EQ(rejected_reads(loop), Pcs{3});
 }
 
+TEST(RejectedReads, HelperArgumentsComeFromTheSharedPrototypeTable) {
+    // map_lookup_percpu_elem(map, key, cpu) reads r3: unwritten here. A helper without a modelled
+    // prototype (trace_printk) has its arguments unchecked.
+    EXPECT_EQ(rejected_reads(make_program({mov64_reg(2, 10), call_helper(BPF_FUNC_map_lookup_percpu_elem), exit_insn()})), Pcs{1});
+    EXPECT_EQ(rejected_reads(make_program({call_helper(BPF_FUNC_trace_printk), exit_insn()})), Pcs{});
+}
+
+TEST(RejectedReads, AFailedTailCallFallsThrough) {
+    // The internal tail call continues at the next insn when it fails: the exit after it reads r0
+    // unwritten (no write before the tail call) and is reached.
+    EXPECT_EQ(rejected_reads(make_program({make(BPF_JMP | kOpTailCall, 0, 0, 0, 0), exit_insn()})), Pcs{1});
+}
+
 TEST(RejectedReads, ACallbackMustSetR0BeforeItsExit) {
     // The callback's `r0 = 0` deleted: its exit reads r0 unwritten (its args r1-r5 are written).
     Program p = make_program({mov64_imm(1, 3), ldimm64_lo(2, BPF_PSEUDO_FUNC, 5), ldimm64_hi(0), mov64_imm(3, 0), mov64_imm(4, 0),

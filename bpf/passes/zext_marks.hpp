@@ -1,0 +1,53 @@
+#pragma once
+// The verifier's zext_dst marking: which 32-bit defs get aux.zext_dst. During do_check() every
+// read of a register as a 64-bit value (is_reg64() for SRC_OP in kernel/bpf/verifier.c: ALU64
+// operands, JMP compares, exit's r0, helper-call arguments, memory bases, 64-bit stored values)
+// propagates REG_LIVE_READ64 back to the def that wrote it (mark_reg_read()), and
+// mark_insn_zext() sets zext_dst on that def when it only wrote the low 32 bits. A 32-bit def
+// without the mark keeps whatever the JIT leaves in the upper half, which is harmless exactly when
+// nothing reads it as 64 bits.
+//
+// Modelled syntactically, as a backward liveness of "read as 64 bits before being redefined" over
+// the intra-procedural CFG (bpf/program/cfg.hpp): a path ends where the register is redefined;
+// every call (helper, kfunc, bpf-to-bpf) clobbers R0-R5 and keeps R6-R9, so only their paths go on
+// past it. Helper calls read their arguments as 64 bits; bpf-to-bpf calls read none (is_reg64()
+// says so for BPF_PSEUDO_CALL; reads inside callees are not followed), and neither do kfunc calls
+// (the inlined kfuncs' arguments are int/u32 values their inlines read as 32-bit subregisters).
+// The internal tail call reads and clobbers nothing: a failed tail call continues at the next insn
+// with every register as it was. Like the verifier's liveness this is conservative: a 64-bit read
+// on any path marks the def.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "bpf/isa/insn.hpp"
+#include "bpf/program/program.hpp"
+
+namespace patchfuzz::passes {
+
+// Does `insn` read register `reg` as a 64-bit value (is_reg64() of verifier.c for SRC_OP)?
+// Helpers without a modelled prototype (bpf/isa/helper_protos.hpp) read all five argument
+// registers.
+bool reads_reg64(const isa::Insn& insn, int reg);
+
+// A seen 32-bit def without zext_dst whose register some path reads as 64 bits.
+struct ZextGap {
+    uint32_t def_pc;
+    int reg;
+};
+
+// Every such def, in program order: the marks the verifier would add.
+std::vector<ZextGap> zext_gaps(const Program& prog);
+
+// A 64-bit read of the gap's register reached from its def (the first a depth-first walk meets),
+// to name in a report; nullopt when there is none (not a gap).
+std::optional<uint32_t> zext_gap_read(const Program& prog, const ZextGap& gap);
+
+// Sets zext_dst on every def zext_gaps() finds (aux grown to the program's length if short).
+// Existing marks stay: more marks only add zero extensions.
+void add_zext_marks(Program& prog);
+
+// `prog` with add_zext_marks() applied.
+Program with_zext_facts(const Program& prog);
+
+}  // namespace patchfuzz::passes

@@ -1,0 +1,90 @@
+// zext_marks: the zext_dst marks the verifier's liveness sets. (The oracle-side cases of
+// oracles/exec/exec_diff_test.cpp cover goto, gotox, calls and redefinitions through the oracle.)
+#include "bpf/passes/zext_marks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <linux/bpf.h>
+
+namespace patchfuzz::passes {
+namespace {
+
+using namespace isa;
+
+std::vector<uint32_t> gap_defs(const Program& p) {
+    std::vector<uint32_t> out;
+    for (const ZextGap& g : zext_gaps(p)) out.push_back(g.def_pc);
+    return out;
+}
+
+TEST(ZextMarks, A64BitReadMarksThe32BitDef) {
+    // w7 += 1; r0 = r7; exit: r0 = r7 reads all of r7.
+    Program p = make_program({alu32_imm(BPF_ADD, 7, 1), mov64_reg(0, 7), exit_insn()});
+    ASSERT_EQ(gap_defs(p), std::vector<uint32_t>{0});
+    EXPECT_EQ(zext_gaps(p)[0].reg, 7);
+    EXPECT_EQ(zext_gap_read(p, zext_gaps(p)[0]), 1u);
+    add_zext_marks(p);
+    EXPECT_TRUE(p.aux[0].zext_dst);
+    EXPECT_TRUE(zext_gaps(p).empty());
+    // A 32-bit read does not: w0 = w7 (only w0 itself, read by exit, is marked).
+    EXPECT_EQ(gap_defs(make_program({alu32_imm(BPF_ADD, 7, 1), mov32_reg(0, 7), exit_insn()})), std::vector<uint32_t>{1});
+}
+
+TEST(ZextMarks, PathsGoOnAfterAFailedTailCall) {
+    // w7 += 1; tail call (fails: execution goes on); r0 = r7: the tail call keeps r7, so the
+    // def's upper half is read.
+    const Insn tail_call = make(BPF_JMP | kOpTailCall, 0, 0, 0, 0);
+    Program p = make_program({alu32_imm(BPF_ADD, 7, 1), tail_call, mov64_reg(0, 7), exit_insn()});
+    EXPECT_EQ(gap_defs(p), std::vector<uint32_t>{0});
+    // Same for R1-R5: the internal tail call reads and clobbers nothing.
+    p.insns[0] = alu32_imm(BPF_ADD, 2, 1);
+    p.insns[2] = mov64_reg(0, 2);
+    EXPECT_EQ(gap_defs(p), std::vector<uint32_t>{0});
+}
+
+TEST(ZextMarks, CallsEndThePathsOfR0ToR5Only) {
+    // w2 = 1; w8 = 1; call ktime_get_ns (no arguments); r0 = r2 (r2 is clobbered: the read is
+    // not of the def); r0 += r8 (r8 survives the call).
+    const Program p = make_program({mov32_imm(2, 1), mov32_imm(8, 1), call_helper(BPF_FUNC_ktime_get_ns),
+                                    mov64_reg(0, 2), alu64_reg(BPF_ADD, 0, 8), exit_insn()});
+    EXPECT_EQ(gap_defs(p), std::vector<uint32_t>{1});
+    // Helper arguments are 64-bit reads; an unknown helper reads all five.
+    EXPECT_TRUE(reads_reg64(call_helper(BPF_FUNC_map_lookup_elem), 2));
+    EXPECT_FALSE(reads_reg64(call_helper(BPF_FUNC_map_lookup_elem), 3));
+    EXPECT_TRUE(reads_reg64(call_helper(BPF_FUNC_trace_printk), 5));
+    EXPECT_FALSE(reads_reg64(call_kfunc(1234), 1));
+    EXPECT_FALSE(reads_reg64(call_pseudo(3), 1));
+}
+
+TEST(ZextMarks, A64BitCmpxchgReadsR0) {
+    // w0 = 1; r0 = cmpxchg(*(u64 *)(r10 - 8), r0, r1): the comparison uses all of r0.
+    const Insn cmpxchg64 = make(BPF_STX | BPF_ATOMIC | BPF_DW, 10, 1, -8, BPF_CMPXCHG);
+    const Insn cmpxchg32 = make(BPF_STX | BPF_ATOMIC | BPF_W, 10, 1, -8, BPF_CMPXCHG);
+    EXPECT_TRUE(reads_reg64(cmpxchg64, 0));
+    EXPECT_FALSE(reads_reg64(cmpxchg32, 0));
+    EXPECT_TRUE(reads_reg64(cmpxchg32, 10));
+}
+
+TEST(ZextMarks, LoopsReachTheirReadsThroughTheBackEdge) {
+    // 0: w7 = 1   1: r8 = r7 (read in the second round: 64-bit)   2: w7 = 2   3: if r9 > 0 goto -3
+    // 4: r0 = 0   5: exit. The def at 2 reaches the read at 1 only through the back edge.
+    const Program p = make_program({mov32_imm(7, 1), mov64_reg(8, 7), mov32_imm(7, 2), jmp_imm(BPF_JGT, 9, 0, -3),
+                                    mov64_imm(0, 0), exit_insn()});
+    EXPECT_EQ(gap_defs(p), (std::vector<uint32_t>{0, 2}));
+    EXPECT_EQ(zext_gap_read(p, ZextGap{2, 7}), 1u);
+}
+
+TEST(ZextMarks, UnseenDefsAndExistingMarksAreLeftAlone) {
+    Program p = make_program({alu32_imm(BPF_ADD, 7, 1), alu32_imm(BPF_ADD, 8, 1), mov64_reg(0, 7),
+                              alu64_reg(BPF_ADD, 0, 8), exit_insn()});
+    p.aux[0].seen = false;    // dead code: the verifier never marks it
+    p.aux[1].zext_dst = true;
+    EXPECT_TRUE(zext_gaps(p).empty());
+    // Extra marks are kept: they only add zero extensions.
+    Program q = make_program({mov32_imm(7, 1), mov32_reg(0, 7), exit_insn()});
+    q.aux[0].zext_dst = true;
+    EXPECT_TRUE(with_zext_facts(q).aux[0].zext_dst);
+}
+
+}  // namespace
+}  // namespace patchfuzz::passes
