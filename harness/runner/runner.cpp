@@ -169,6 +169,11 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         std::vector<bool> others_agree;
     };
     std::vector<ArchRun> arch_runs;
+    auto add_inline_proofs = [&](const ArchProfile& arch) {
+        if (!wants(cfg, "smt-inline") || c.options.iter_inline == passes::IterInline::Off) return;
+        for (auto& proof : inline_proofs(arch, c.options.iter_inline, cfg.smt_timeout_ms))
+            add(std::move(proof.verdict), std::string(arch.name), "iter_inline", proof.sequence);
+    };
     auto add_exec_rewrites = [&](const ArchProfile& arch, const ArchRun& run) {
         if (!wants(cfg, "exec") || !run.ok || !c.patches.empty()) return;
         exec_arches.push_back(arch);
@@ -194,10 +199,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             for (OracleVerdict v : again) add(std::move(v.verdict), arch_name, v.pass, v.patcher);
             for (const auto& [pass, n] : alike->triggers) report.pass_triggers[pass] += n;
             report.batches += alike->batches;
-            if (wants(cfg, "smt-inline") && c.options.iter_inline != passes::IterInline::Off) {
-                for (auto& proof : inline_proofs(*arch, c.options.iter_inline, cfg.smt_timeout_ms))
-                    add(std::move(proof.verdict), arch_name, "iter_inline", proof.sequence);
-            }
+            add_inline_proofs(*arch);
             add_exec_rewrites(*arch, *alike);
             continue;
         }
@@ -299,10 +301,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         run.rewritten = &rewritten;
         run.ok = final_outcome.ok();
         run.others_agree = others_agree;
-        if (wants(cfg, "smt-inline") && c.options.iter_inline != passes::IterInline::Off) {
-            for (auto& proof : inline_proofs(*arch, c.options.iter_inline, cfg.smt_timeout_ms))
-                add(std::move(proof.verdict), arch_name, "iter_inline", proof.sequence);
-        }
+        add_inline_proofs(*arch);
         add_exec_rewrites(*arch, run);
     }
     if (!exec_arches.empty()) {

@@ -101,10 +101,10 @@ public:
         if (seen_++ != batch_) return inner_.apply(prog, b);
         patch::PatchBatch one;
         if (keep_ < b.patches.size()) one.patches.push_back(b.patches[keep_]);
-        if (!one.patches.empty()) replaced_ = describe(prog, one.patches.front());
+        if (!one.patches.empty()) replaced = describe(prog, one.patches.front());
         return one.patches.empty() ? patch::PatchOutcome{} : inner_.apply(prog, one);
     }
-    std::string replaced_;  // what the kept patch replaced
+    std::string replaced;  // what the kept patch replaced
 
     static std::string describe(const Program& prog, const patch::Patch& p) {
         if (p.pos >= prog.insns.size()) return "pos " + std::to_string(p.pos);
@@ -163,7 +163,7 @@ std::string misc_fixups_row(const Program& prog, const ArchProfile& arch, const 
             interp::ExecResult r = interp::execute(q, in, arch);
             if (r.status == interp::ExecResult::Status::Unsupported) continue;
             auto d = compare_runs(ref, r, depth, r0_full, &prog.maps);
-            if (d && d->kind == kind) return ":" + one.replaced_;
+            if (d && d->kind == kind) return ":" + one.replaced;
         }
     return {};
 }
