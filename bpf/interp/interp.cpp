@@ -56,7 +56,7 @@ struct DInsn {
     uint8_t op;
     uint8_t dst;
     uint8_t src;
-    uint8_t aux;   // LDX_PROBE/ATOMIC: size in bytes; LDX_PROBE: 1 = sign-extend (bit 7)
+    uint8_t aux;   // LDX_PROBE/ATOMIC/LDABS/LDIND: size in bytes; LDX_PROBE: 1 = sign-extend (bit 7)
     int32_t off;   // memory offset, or absolute jump target
     uint64_t imm;  // pre-extended immediate / ld_imm64 value / atomic op
 };
@@ -143,19 +143,7 @@ public:
           code_(decoded.code_),
           invalid_(decoded.invalid_),
           prandom_(in.prandom_seed) {
-        res_.status = ExecResult::Status::Ok;
-        res_.r0 = 0;
-        res_.fault_pc = 0;
-        res_.reason.clear();
-        res_.steps = 0;
-        res_.stack.clear();
-        res_.maps.clear();
-        res_.map_digests.clear();
-        res_.effects.clear();
-        res_.cycles = 0;
-        res_.ctx.clear();
-        res_.packet.clear();
-        res_.trace.clear();
+        res_.clear();
     }
 
     void run();
@@ -1378,9 +1366,7 @@ void Machine::loop() {
             case INVALID:
             default: {
                 steps_ = steps;
-                const bool unsupported = d.aux == 1;
-                fault(pc, d.imm < invalid_.size() ? invalid_[d.imm] : std::string("invalid instruction"),
-                      unsupported ? ExecResult::Status::Unsupported : ExecResult::Status::Fault);
+                fault(pc, d.imm < invalid_.size() ? invalid_[d.imm] : std::string("invalid instruction"));
                 return;
             }
         }

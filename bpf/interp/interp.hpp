@@ -68,6 +68,24 @@ struct ExecResult {
     std::vector<uint8_t> ctx;                    // final ctx bytes
     std::vector<uint8_t> packet;                 // final packet bytes
     std::vector<TraceStep> trace;                // last ExecOptions::trace_last steps, oldest first
+
+    // Back to a fresh result, keeping the vectors' storage (for a result reused across runs). A
+    // field added above must be reset here too.
+    void clear() {
+        status = Status::Ok;
+        r0 = 0;
+        fault_pc = 0;
+        reason.clear();
+        steps = 0;
+        stack.clear();
+        maps.clear();
+        map_digests.clear();
+        effects.clear();
+        cycles = 0;
+        ctx.clear();
+        packet.clear();
+        trace.clear();
+    }
 };
 
 std::string_view to_string(ExecResult::Status s);

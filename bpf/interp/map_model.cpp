@@ -53,10 +53,12 @@ uint8_t* MapModel::array_slot(uint32_t idx) {
     return mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
 }
 
+uint8_t* MapModel::elem_slot(uint32_t reg) { return mem_.region(reg).data + kHtabElemKeyOffset + round8(def_.key_size); }
+
 uint64_t MapModel::hash_value(uint32_t reg) {
     uint64_t slot = Memory::addr(reg, kHtabElemKeyOffset + round8(def_.key_size));
     if (!percpu_) return slot;
-    return kRegionBase + (load_le(mem_.region(reg).data + kHtabElemKeyOffset + round8(def_.key_size), 8) - kPercpuBase);
+    return kRegionBase + (load_le(elem_slot(reg), 8) - kPercpuBase);
 }
 
 uint64_t MapModel::lookup(const uint8_t* key) {
@@ -79,7 +81,7 @@ uint64_t MapModel::lookup(const uint8_t* key) {
             auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
             if (it == hash_.end()) return 0;
             it->second.last_use = ++clock_;
-            return load_le(mem_.region(it->second.region).data + kHtabElemKeyOffset + round8(def_.key_size), 8);
+            return load_le(elem_slot(it->second.region), 8);
         }
         case Kind::Hash:
         case Kind::Lru: {
@@ -178,7 +180,7 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
         std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
         it = hash_.emplace(std::move(k), Elem{reg, ++clock_}).first;
     }
-    store_le(mem_.region(it->second.region).data + voff, 8, inner);
+    store_le(elem_slot(it->second.region), 8, inner);
     return 0;
 }
 
@@ -253,7 +255,7 @@ uint64_t MapModel::content_digest() {
         for (auto& [k, el] : hash_) {
             d.word(k.size());
             d.bytes(k.data(), k.size());
-            user_value(mem_.region(el.region).data + kHtabElemKeyOffset + round8(def_.key_size), uv);
+            user_value(elem_slot(el.region), uv);
             d.word(uv.size());
             d.bytes(uv.data(), uv.size());
         }
@@ -261,7 +263,7 @@ uint64_t MapModel::content_digest() {
         uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
-                                       : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(i) * elem_size_;
+                                       : array_slot(i);
             d.word(i);
             d.bytes(p, vs);
         }
@@ -296,7 +298,7 @@ std::vector<MapEntry> MapModel::entries() {
     } else if (kind_ == Kind::HashOfMaps) {
         for (auto& [k, el] : hash_) {
             MapEntry e{k, {}};
-            user_value(mem_.region(el.region).data + kHtabElemKeyOffset + round8(def_.key_size), e.value);
+            user_value(elem_slot(el.region), e.value);
             out.push_back(std::move(e));
         }
     } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
@@ -305,7 +307,7 @@ std::vector<MapEntry> MapModel::entries() {
             MapEntry e;
             e.key = u32_key(i);
             const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
-                                       : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(i) * elem_size_;
+                                       : array_slot(i);
             e.value.assign(p, p + vs);
             out.push_back(std::move(e));
         }

@@ -97,6 +97,9 @@ private:
     std::vector<uint32_t> percpu_values_;  // per-CPU array: value region of each element
     // Address of the value inside element region `reg` (follows the per-CPU pointer when percpu).
     uint64_t hash_value(uint32_t reg);
+    // Host pointer of the 8 bytes after the key in hash element region `reg`: the value, or for a
+    // per-CPU hash the per-CPU pointer, or for a hash of maps the inner map pointer.
+    uint8_t* elem_slot(uint32_t reg);
     // Host pointer of array (or array of maps) slot `idx` < max_entries.
     uint8_t* array_slot(uint32_t idx);
     // The value bytes entries() reports for the element at host pointer `p` (map-in-map: the

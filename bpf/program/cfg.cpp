@@ -20,8 +20,8 @@ void append_successors(const Program& prog, uint32_t pc, std::vector<uint32_t>& 
 }
 
 bool jumps_through_tables(const isa::Insn& i) {
-    // gotox of either class, as visit_insn() sends every BPF_JA | BPF_X to the jump tables
-    return isa::is_jmp_class(i) && isa::op(i) == BPF_JA && isa::src_bit(i);
+    // BPF_JMP | BPF_JA | BPF_X; the JMP32 class has no such opcode (gotol is JMP32 | JA | K)
+    return isa::is_gotox(i);
 }
 
 void append_jump_table_targets(const Program& prog, std::vector<uint32_t>& out) {
