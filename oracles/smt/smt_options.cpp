@@ -9,19 +9,20 @@
 
 namespace patchfuzz::oracles::smt {
 namespace {
-std::atomic<uint64_t> g_queries{0}, g_hits{0}, g_unsat{0}, g_sat{0}, g_unknown{0};
+std::atomic<uint64_t> g_queries{0}, g_hits{0}, g_presolved{0}, g_unsat{0}, g_sat{0}, g_unknown{0};
 std::mutex g_mem_mutex;
 uint32_t g_mem_set = 0;
 }  // namespace
 
 SmtStats smt_stats() {
-    return SmtStats{.queries = g_queries.load(), .cache_hits = g_hits.load(), .unsat = g_unsat.load(),
+    return SmtStats{.queries = g_queries.load(), .cache_hits = g_hits.load(), .presolved = g_presolved.load(), .unsat = g_unsat.load(),
                     .sat = g_sat.load(), .unknown = g_unknown.load()};
 }
 
 void reset_smt_stats() {
     g_queries = 0;
     g_hits = 0;
+    g_presolved = 0;
     g_unsat = 0;
     g_sat = 0;
     g_unknown = 0;
@@ -29,7 +30,7 @@ void reset_smt_stats() {
 
 std::string to_string(const SmtStats& s) {
     const double rate = s.queries ? static_cast<double>(s.unknown) / static_cast<double>(s.queries) : 0.0;
-    return "queries " + std::to_string(s.queries) + ", cache hits " + std::to_string(s.cache_hits) + ", unsat " +
+    return "queries " + std::to_string(s.queries) + ", cache hits " + std::to_string(s.cache_hits) + ", presolved " + std::to_string(s.presolved) + ", unsat " +
            std::to_string(s.unsat) + ", sat " + std::to_string(s.sat) + ", unknown " + std::to_string(s.unknown) +
            " (unknown rate " + std::to_string(rate) + ")";
 }
@@ -76,6 +77,7 @@ void count_answer(Answer a) {
 }
 
 void count_cache_hit() { ++g_hits; }
+void count_presolved() { ++g_presolved; }
 
 }  // namespace detail
 }  // namespace patchfuzz::oracles::smt

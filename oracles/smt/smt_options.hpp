@@ -21,6 +21,7 @@ struct SmtOptions {
 struct SmtStats {
     uint64_t queries = 0;     // solver calls actually made
     uint64_t cache_hits = 0;  // answers taken from the encoding cache
+    uint64_t presolved = 0;   // questions whose every obligation the encoding already discharged
     uint64_t unsat = 0;       // proved (obligations hold)
     uint64_t sat = 0;         // refuted (counterexample found)
     uint64_t unknown = 0;     // timeout / resource limit / solver error

@@ -18,5 +18,6 @@ void configure_small_solver(_Z3_context* ctx, _Z3_solver* solver, const SmtOptio
 enum class Answer : uint8_t { Unsat, Sat, Unknown };
 void count_answer(Answer a);
 void count_cache_hit();
+void count_presolved();
 
 }  // namespace patchfuzz::oracles::smt::detail
