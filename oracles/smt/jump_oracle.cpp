@@ -15,7 +15,6 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
@@ -115,14 +114,6 @@ struct ObKey {
     int64_t k;
     bool operator==(const ObKey&) const = default;
 };
-struct ObKeyHash {
-    size_t operator()(const ObKey& x) const {
-        uint64_t h = static_cast<uint64_t>(x.kind) * 0x9E3779B97F4A7C15ull;
-        h ^= (static_cast<uint64_t>(x.a) << 32 | x.b) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-        h ^= static_cast<uint64_t>(x.k) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-        return static_cast<size_t>(h);
-    }
-};
 
 const char* transfer_kind(const isa::Insn& in) {
     if (isa::is_pseudo_func(in)) return "PSEUDO_FUNC ld_imm64 (imm s32)";
@@ -190,16 +181,21 @@ Encoding encode(const std::vector<int64_t>& steps, const std::vector<Ob>& obs) {
         return o.k - growth >= lo && o.k + growth <= hi;
     };
     Encoding e;
-    std::unordered_set<ObKey, ObKeyHash> seen;
     std::vector<ObKey> kept;
+    kept.reserve(obs.size());
+    for (const auto& o : obs)
+        if (!(o.kind == ObKind::Eq ? (o.a == o.b && o.k == 0) : always_fits(o))) kept.push_back(ObKey{o.kind, o.a, o.b, o.k});
+    // Sorted (the canonical order: the same question asked in another order is one cache entry)
+    // and without duplicates.
+    std::sort(kept.begin(), kept.end(), [](const ObKey& x, const ObKey& y) {
+        return std::tie(x.kind, x.a, x.b, x.k) < std::tie(y.kind, y.a, y.b, y.k);
+    });
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+    e.named.reserve(2 * kept.size() + 1);
     e.named.push_back(0);
-    for (const auto& o : obs) {
-        if (o.kind == ObKind::Eq ? (o.a == o.b && o.k == 0) : always_fits(o)) continue;
-        const ObKey key{o.kind, o.a, o.b, o.k};
-        if (!seen.insert(key).second) continue;
-        kept.push_back(key);
-        e.named.push_back(o.a);
-        e.named.push_back(o.b);
+    for (const ObKey& k : kept) {
+        e.named.push_back(k.a);
+        e.named.push_back(k.b);
     }
     std::sort(e.named.begin(), e.named.end());
     e.named.erase(std::unique(e.named.begin(), e.named.end()), e.named.end());
@@ -211,15 +207,12 @@ Encoding encode(const std::vector<int64_t>& steps, const std::vector<Ob>& obs) {
     auto renumber = [&](uint32_t seg) {
         return static_cast<uint32_t>(std::lower_bound(e.named.begin(), e.named.end(), seg) - e.named.begin());
     };
+    // Renumbering keeps the order (it is monotonic).
     for (ObKey k : kept) {
         k.a = renumber(k.a);
         k.b = renumber(k.b);
         e.keys.push_back(k);
     }
-    // Canonical order: the same question asked in another order is the same cache entry.
-    std::sort(e.keys.begin(), e.keys.end(), [](const ObKey& x, const ObKey& y) {
-        return std::tie(x.kind, x.a, x.b, x.k) < std::tie(y.kind, y.a, y.b, y.k);
-    });
     return e;
 }
 
@@ -377,7 +370,9 @@ Solved solve(const std::vector<int64_t>& steps, const std::vector<Ob>& obs, cons
         const uint32_t lo = std::min(k.a, k.b), hi = std::max(k.a, k.b);
         // Its slice of the chain, with the segments between lo and hi (which it does not name)
         // summed away as encode() does: one link, or none when both sides are one segment.
-        Encoding one;
+        thread_local Encoding one;  // reused: its vectors keep their storage
+        one.steps.clear();
+        one.keys.clear();
         if (hi > lo) one.steps.push_back(std::accumulate(e.steps.begin() + lo, e.steps.begin() + hi, int64_t{0}));
         one.keys.push_back(ObKey{k.kind, k.a == lo ? 0u : 1u, k.b == lo ? 0u : 1u, k.k});
         const Solved s = solve_encoded(one, opts, kOneObligation);
@@ -406,8 +401,20 @@ struct Model {
     std::vector<int64_t> dconc;    // concrete prefix sums (to locate output slots only)
     uint32_t n_orig = 0;
 
+    std::vector<uint32_t> seg_table;  // seg(k) for k in [0, n_orig], filled by index_segments()
+
+    // One O(N) pass instead of a binary search for each of the many seg() calls.
+    void index_segments() {
+        seg_table.resize(static_cast<size_t>(n_orig) + 1);
+        uint32_t s = 0;
+        for (uint32_t k = 0; k <= n_orig; ++k) {
+            while (s < patches.size() && patches[s].pos < k) ++s;
+            seg_table[k] = s;
+        }
+    }
     // number of patches at positions < k = the segment of k
     [[nodiscard]] uint32_t seg(int64_t k) const {
+        if (k >= 0 && static_cast<size_t>(k) < seg_table.size()) return seg_table[static_cast<size_t>(k)];
         auto it = std::lower_bound(patches.begin(), patches.end(), k,
                                    [](const PatchView& pv, int64_t v) { return static_cast<int64_t>(pv.pos) < v; });
         return static_cast<uint32_t>(it - patches.begin());
@@ -512,6 +519,7 @@ Verdict check_jump_targets(const Program& before, const patch::PatchBatch& batch
         m.patches.push_back(pv);
         m.steps.push_back(static_cast<int64_t>(pv.n) - 1);
     }
+    m.index_segments();
     m.dconc.assign(m.patches.size() + 1, 0);
     for (size_t i = 0; i < m.steps.size(); ++i) m.dconc[i + 1] = m.dconc[i] + m.steps[i];
     const int64_t new_len = m.n_orig + m.dconc.back();
