@@ -310,7 +310,6 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         return nullptr;
     };
     std::vector<PerArch> setups;
-    const std::optional<std::string> facts_gap = zext_jit_fact_issue(prog);
     for (const ArchProfile& a : archs) {
         PerArch pa{a, &prog, {}};
         passes::RewriteOptions ro = opts.rewrite;
@@ -425,7 +424,10 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                                                      std::to_string(cand.fault_pc) + ", " + std::string(pa.arch.name) + ")");
                 auto d = compare_runs(ref, cand, depth, opts.r0_full, &prog.maps);
                 if (!d) continue;
-                if (pa.arch.needs_zext && facts_gap) {
+                // Asked only now: the analysis costs a liveness pass, and most cases never diverge.
+                const std::optional<std::string> facts_gap =
+                    pa.arch.needs_zext ? zext_jit_fact_issue(prog) : std::optional<std::string>();
+                if (facts_gap) {
                     // Facts a zext JIT never sees (zext_facts.hpp): judge the program with them
                     // corrected; only a divergence that survives is a finding.
                     ExecDiffOptions again = opts;
