@@ -2,12 +2,15 @@
 
 #include <linux/bpf.h>
 
+#include <array>
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
 #include "bpf/interp/cost_model.hpp"
+#include "bpf/interp/effect_log.hpp"
 #include "bpf/interp/map_model.hpp"
 #include "bpf/interp/memory.hpp"
 #include "bpf/isa/insn.hpp"
@@ -59,6 +62,7 @@ struct DInsn {
     uint8_t aux;   // LDX_PROBE/ATOMIC/LDABS/LDIND: size in bytes; LDX_PROBE: 1 = sign-extend (bit 7)
     int32_t off;   // memory offset, or absolute jump target
     uint64_t imm;  // pre-extended immediate / ld_imm64 value / atomic op
+    bool operator==(const DInsn&) const = default;
 };
 
 struct Frame {
@@ -121,6 +125,7 @@ struct DecodedProgram {
     DecodedProgram(const Program& prog, const ArchProfile& arch) : prog_(prog), arch_(arch) { decode(); }
     void decode();
     DInsn decode_one(uint32_t pc, std::string& why);
+    [[maybe_unused]] bool decodes_alike(uint32_t pc, const DInsn& d);  // for assert()
 
     const Program& prog_;
     const ArchProfile arch_;
@@ -140,6 +145,7 @@ public:
           arch_(decoded.arch_),
           opts_(opts),
           res_(out),
+          effects_(out.effects),
           code_(decoded.code_),
           invalid_(decoded.invalid_),
           prandom_(in.prandom_seed) {
@@ -182,13 +188,14 @@ private:
     const ArchProfile& arch_;
     const ExecOptions& opts_;
     ExecResult& res_;
+    EffectLog effects_;  // into res_.effects
     bool done_ = false;
 
     const std::vector<DInsn>& code_;
     const std::vector<std::string>& invalid_;
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
     Memory mem_;
-    std::vector<std::unique_ptr<MapModel>> maps_;
+    std::vector<MapModel> maps_;  // reserved for all maps at once: models never move
     uint64_t r_[16] = {};
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
@@ -224,9 +231,9 @@ bool Machine::setup() {
     store_le(mem_.region(pcpu).data, 8, kKsymBase + 0x100000);
     store_le(mem_.region(pcpu).data + (passes::kPcpuCpuNumber - passes::kPcpuCurrentTask), 4, in_.cpu);
     if (!in_.stack.empty()) std::memcpy(mem_.region(0).data, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()));
+    maps_.reserve(prog_.maps.size());
     for (size_t i = 0; i < prog_.maps.size(); ++i) {
-        maps_.push_back(std::make_unique<MapModel>(prog_.maps[i], mem_));
-        MapModel& m = *maps_.back();
+        MapModel& m = maps_.emplace_back(prog_.maps[i], mem_);
         if (m.kind() == MapModel::Kind::Unsupported) {
             fault(0, "map " + std::to_string(i) + " (type " + std::to_string(prog_.maps[i].type) + ", key size " +
                          std::to_string(prog_.maps[i].key_size) + ") is not modelled",
@@ -247,7 +254,7 @@ bool Machine::setup() {
     // gotox jumps through.
     for (const InsnArray& ia : prog_.insn_arrays) {
         if (ia.map_index < 0 || static_cast<size_t>(ia.map_index) >= maps_.size()) continue;
-        MapModel& m = *maps_[static_cast<size_t>(ia.map_index)];
+        MapModel& m = maps_[static_cast<size_t>(ia.map_index)];
         if (m.kind() != MapModel::Kind::InsnArray) continue;
         for (size_t e = 0; e < ia.entries.size() && e < m.def().max_entries; ++e) {
             uint32_t r = 0, off = 0;
@@ -261,6 +268,25 @@ bool Machine::setup() {
 }
 
 }  // namespace
+
+// The decoded op of a conditional jump (64-bit, immediate form; +1 register, +2 JMP32), -1 for
+// any other jump op.
+static constexpr int cond_jump_base(uint8_t o) {
+    switch (o) {
+        case BPF_JEQ: return JEQ64K;
+        case BPF_JNE: return JNE64K;
+        case BPF_JGT: return JGT64K;
+        case BPF_JGE: return JGE64K;
+        case BPF_JLT: return JLT64K;
+        case BPF_JLE: return JLE64K;
+        case BPF_JSGT: return JSGT64K;
+        case BPF_JSGE: return JSGE64K;
+        case BPF_JSLT: return JSLT64K;
+        case BPF_JSLE: return JSLE64K;
+        case BPF_JSET: return JSET64K;
+        default: return -1;
+    }
+}
 
 DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
     const Insn& i = prog_.insns[pc];
@@ -389,20 +415,10 @@ DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
                     return d;
                 }
             }
-            int base;
-            switch (o) {
-                case BPF_JEQ: base = JEQ64K; break;
-                case BPF_JNE: base = JNE64K; break;
-                case BPF_JGT: base = JGT64K; break;
-                case BPF_JGE: base = JGE64K; break;
-                case BPF_JLT: base = JLT64K; break;
-                case BPF_JLE: base = JLE64K; break;
-                case BPF_JSGT: base = JSGT64K; break;
-                case BPF_JSGE: base = JSGE64K; break;
-                case BPF_JSLT: base = JSLT64K; break;
-                case BPF_JSLE: base = JSLE64K; break;
-                case BPF_JSET: base = JSET64K; break;
-                default: why = "invalid jump op"; return d;
+            const int base = cond_jump_base(o);
+            if (base < 0) {
+                why = "invalid jump op";
+                return d;
             }
             d.op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
             if (cls == BPF_JMP32) d.imm = static_cast<uint32_t>(i.imm);
@@ -522,10 +538,110 @@ DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
     return d;
 }
 
+namespace {
+
+// How the common opcodes decode: those whose op follows from `code` alone (or from `code` when
+// some fields are 0, as for a plain register move), as decode_one finds it. The rest of the insn
+// only needs the immediate masked (32-bit operands, shift counts) and, for a jump, `off` resolved.
+// A generated program is mostly these, and one table load decodes them where decode_one's nested
+// switches cost a few branch mispredictions per insn.
+struct FastDecode {
+    uint8_t op = INVALID;  // INVALID: decode_one decides
+    uint8_t aux = 0;
+    uint8_t needs_zero = 0;  // kOff | kImm | kSrc: the fields that must be 0 for `op`
+    bool jump = false;
+    uint64_t imm_mask = ~0ULL;
+    static constexpr uint8_t kOff = 1, kImm = 2, kSrc = 4;
+};
+
+constexpr std::array<FastDecode, 256> make_fast_decode() {
+    std::array<FastDecode, 256> t{};
+    for (unsigned c = 0; c < 256; ++c) {
+        const uint8_t cls = c & 0x07, o = c & 0xf0, mode = c & 0xe0, size = c & 0x18;
+        const int sz = size == BPF_B ? 0 : size == BPF_H ? 1 : size == BPF_W ? 2 : 3;  // as decode_one
+        const bool x = (c & BPF_X) != 0;
+        FastDecode& f = t[c];
+        if (cls == BPF_ALU || cls == BPF_ALU64) {
+            // Not NEG/END (decoded from imm). DIV/MOD are unsigned with off 0 (1: signed), MOV X is
+            // a plain move with off and imm 0 (else movsx, percpu, zext).
+            int base = -1;
+            switch (o) {
+                case BPF_ADD: base = ADD64K; break;
+                case BPF_SUB: base = SUB64K; break;
+                case BPF_MUL: base = MUL64K; break;
+                case BPF_DIV: base = DIV64K; f.needs_zero = FastDecode::kOff; break;
+                case BPF_MOD: base = MOD64K; f.needs_zero = FastDecode::kOff; break;
+                case BPF_OR: base = OR64K; break;
+                case BPF_AND: base = AND64K; break;
+                case BPF_XOR: base = XOR64K; break;
+                case BPF_LSH: base = LSH64K; break;
+                case BPF_RSH: base = RSH64K; break;
+                case BPF_ARSH: base = ARSH64K; break;
+                case BPF_MOV: base = MOV64K; f.needs_zero = x ? FastDecode::kOff | FastDecode::kImm : 0; break;
+                default: break;
+            }
+            if (base < 0) continue;
+            const bool w64 = cls == BPF_ALU64;
+            f.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
+            const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
+            f.imm_mask = shift ? (w64 ? 63 : 31) : w64 ? ~0ULL : 0xffffffffULL;
+        } else if (cls == BPF_JMP || cls == BPF_JMP32) {
+            const int base = cond_jump_base(o);
+            f.jump = true;
+            if (base >= 0) {
+                f.op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
+                if (cls == BPF_JMP32) f.imm_mask = 0xffffffffULL;
+            } else if (c == (BPF_JMP | BPF_JA | BPF_K)) {
+                f.op = JA;  // not gotol (JMP32: imm) nor gotox (X)
+            } else {
+                f.jump = false;
+                if (c == (BPF_JMP | BPF_EXIT)) f.op = EXIT;
+                if (c == (BPF_JMP | BPF_CALL)) {
+                    f.op = CALL_HELPER;  // src 0; else a local or kfunc call
+                    f.needs_zero = FastDecode::kSrc;
+                }
+            }
+        } else if (cls == BPF_LDX && mode == BPF_MEM) {
+            f.op = static_cast<uint8_t>(LDXB + sz);
+        } else if ((cls == BPF_ST || cls == BPF_STX) && mode == BPF_MEM) {
+            f.op = static_cast<uint8_t>((cls == BPF_ST ? STB : STXB) + sz);
+        } else if (cls == BPF_STX && mode == BPF_ATOMIC) {
+            f.op = ATOMIC;
+            f.aux = static_cast<uint8_t>(1u << sz);
+            f.imm_mask = 0xffffffffULL;
+        }
+    }
+    return t;
+}
+constexpr std::array<FastDecode, 256> kFastDecode = make_fast_decode();
+
+}  // namespace
+
+// What decode() checks its table against in builds with assertions.
+bool DecodedProgram::decodes_alike(uint32_t pc, const DInsn& d) {
+    std::string why;
+    return decode_one(pc, why) == d && why.empty();
+}
+
 void DecodedProgram::decode() {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     code_.resize(n);
+    // Every second slot of an ld_imm64 shares one reason (a program has many ld_imm64).
+    std::optional<uint64_t> second_slot;
     for (uint32_t pc = 0; pc < n; ++pc) {
+        const Insn& i = prog_.insns[pc];
+        const FastDecode& f = kFastDecode[i.code];
+        const uint8_t nonzero =
+            (i.off != 0 ? FastDecode::kOff : 0) | (i.imm != 0 ? FastDecode::kImm : 0) | (i.src_reg != 0 ? FastDecode::kSrc : 0);
+        if (f.op != INVALID && (nonzero & f.needs_zero) == 0 && i.dst_reg <= isa::kRegAx && i.src_reg <= isa::kRegAx) {
+            const int64_t target = static_cast<int64_t>(pc) + 1 + i.off;
+            if (!f.jump || (target >= 0 && target < static_cast<int64_t>(n))) {  // else decode_one says why not
+                code_[pc] = DInsn{f.op, i.dst_reg, i.src_reg, f.aux, f.jump ? static_cast<int32_t>(target) : i.off,
+                                  static_cast<uint64_t>(static_cast<int64_t>(i.imm)) & f.imm_mask};
+                assert(decodes_alike(pc, code_[pc]));
+                continue;
+            }
+        }
         std::string why;
         DInsn d = decode_one(pc, why);
         if (d.op == INVALID) {
@@ -536,8 +652,11 @@ void DecodedProgram::decode() {
         code_[pc] = d;
         if ((d.op == LDIMM64 || d.op == LDIMM64_MAP) && pc + 1 < n) {
             ++pc;
-            code_[pc] = DInsn{INVALID, 0, 0, 0, 0, invalid_.size()};
-            invalid_.push_back("execution reached the second slot of ld_imm64");
+            if (!second_slot) {
+                second_slot = invalid_.size();
+                invalid_.push_back("execution reached the second slot of ld_imm64");
+            }
+            code_[pc] = DInsn{INVALID, 0, 0, 0, 0, *second_slot};
         }
     }
 }
@@ -545,8 +664,8 @@ void DecodedProgram::decode() {
 namespace {
 
 MapModel* Machine::map_arg(uint32_t pc, uint64_t handle, const char* what) {
-    for (auto& m : maps_)
-        if (m->handle() == handle) return m.get();
+    for (MapModel& m : maps_)
+        if (m.handle() == handle) return &m;
     if (const uint32_t n = inner_map_number(handle))
         fault(pc, std::string(what) + ": " + hex(handle) + " is inner map " + std::to_string(n) +
                       " of a map-in-map; inner maps are not modelled",
@@ -583,19 +702,19 @@ bool Machine::tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index) {
     const uint32_t idx = static_cast<uint32_t>(index);
     if (idx >= m->def().max_entries || tail_calls_ >= kMaxTailCalls) return true;
     ++tail_calls_;
-    res_.effects.push_back("tail_call(map " + std::to_string(map_index(map)) + ", index " + std::to_string(idx) + ")");
+    effects_.add("tail_call(map ", uint64_t{map_index(map)}, ", index ", uint64_t{idx}, ")");
     return true;
 }
 
 uint32_t Machine::map_index(uint64_t handle) const {
     for (size_t i = 0; i < maps_.size(); ++i)
-        if (maps_[i]->handle() == handle) return static_cast<uint32_t>(i);
+        if (maps_[i].handle() == handle) return static_cast<uint32_t>(i);
     return 0xffffffffu;
 }
 
 uint64_t Machine::clock_read() {
     uint64_t v = 1000000000ULL + 1000 * ++clock_calls_;
-    res_.effects.push_back("clock() = " + std::to_string(v));
+    effects_.add("clock() = ", v);
     return v;
 }
 
@@ -683,7 +802,7 @@ bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const
         why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
         return false;
     }
-    const MapModel& m = *maps_[index];
+    const MapModel& m = maps_[index];
     if (d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX) {
         out = m.handle();
         return true;
@@ -841,11 +960,10 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
                         return false;
                     }
                     ret = static_cast<uint64_t>(m->update(key, val, a4));
-                    res_.effects.push_back("map_update(map " + std::to_string(mi) + ", flags " + hex(a4) + ") = " +
-                                           std::to_string(static_cast<int64_t>(ret)));
+                    effects_.add("map_update(map ", uint64_t{mi}, ", flags ", Hex{a4}, ") = ", static_cast<int64_t>(ret));
                 } else {
                     ret = static_cast<uint64_t>(m->remove(key));
-                    res_.effects.push_back("map_delete(map " + std::to_string(mi) + ") = " + std::to_string(static_cast<int64_t>(ret)));
+                    effects_.add("map_delete(map ", uint64_t{mi}, ") = ", static_cast<int64_t>(ret));
                 }
                 break;
             }
@@ -924,7 +1042,7 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
                 break;
             case BPF_FUNC_get_prandom_u32:
                 ret = static_cast<uint32_t>(prandom_.next());
-                res_.effects.push_back("prandom() = " + std::to_string(ret));
+                effects_.add("prandom() = ", ret);
                 break;
             case BPF_FUNC_get_smp_processor_id:
                 ret = in_.cpu;
@@ -1403,9 +1521,9 @@ void Machine::run() {
     res_.ctx.assign(mem_.region(kRegionCtx).data, mem_.region(kRegionCtx).data + mem_.region(kRegionCtx).size);
     res_.packet.assign(mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).data + mem_.region(kRegionPacket).size);
     if (opts_.collect_maps)
-        for (auto& m : maps_) res_.maps.push_back(m->entries());
+        for (MapModel& m : maps_) res_.maps.push_back(m.entries());
     res_.map_digests.reserve(maps_.size());
-    for (auto& m : maps_) res_.map_digests.push_back(m->content_digest());
+    for (MapModel& m : maps_) res_.map_digests.push_back(m.content_digest());
     if (cost_) res_.cycles = cost_->cycles();
     if (!ring_.empty()) {
         size_t n = std::min(ring_pos_, ring_.size());

@@ -2,6 +2,9 @@
 
 #include <linux/bpf.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "bpf/isa/insn.hpp"
 
 namespace patchfuzz::interp {
@@ -10,6 +13,8 @@ constexpr int64_t kEnoent = -2, kE2big = -7, kEexist = -17, kEinval = -22, kEper
 constexpr uint32_t round8(uint32_t v) { return (v + 7) & ~7u; }
 // Arrays bigger than this are not modelled (an execution must stay cheap).
 constexpr uint64_t kMaxArrayBytes = 1u << 22;
+// Hash elements a model has room for before its first regrowth.
+constexpr size_t kHashRoom = 16;
 }  // namespace
 
 MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
@@ -40,6 +45,7 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
     }
     obj_region_ = mem_.add(static_cast<uint32_t>(kArrayValueOffset + body), RegionKind::MapValue, true);
     if (kind_ == Kind::Array && percpu_) {
+        percpu_values_.reserve(def.max_entries);
         uint8_t* pptrs = mem_.region(obj_region_).data + kArrayValueOffset;
         for (uint32_t i = 0; i < def.max_entries; ++i) {
             uint32_t r = mem_.add(elem_size_, RegionKind::MapValue);
@@ -47,6 +53,38 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
             store_le(pptrs + 8 * i, 8, kPercpuBase + (Memory::addr(r, 0) - kRegionBase));
         }
     }
+    if (kind_ == Kind::Hash || kind_ == Kind::Lru || kind_ == Kind::HashOfMaps) {
+        // Room for what a run usually inserts (its input's entries and a few updates), in one
+        // allocation each instead of a regrowth every few inserts.
+        const size_t room = std::min<size_t>(def.max_entries, kHashRoom);
+        keys_.reserve(room * def.key_size);
+        elems_.reserve(room);
+    }
+}
+
+MapModel::KeyPos MapModel::find_key(const uint8_t* key) const {
+    const size_t ks = def_.key_size;
+    // memcmp is not called with size 0 (its pointers may then be null).
+    auto cmp = [&](size_t n) { return ks == 0 ? 0 : std::memcmp(key_at(n), key, ks); };
+    size_t lo = 0, hi = elems_.size();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (cmp(mid) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return {lo, lo < elems_.size() && cmp(lo) == 0};
+}
+
+void MapModel::insert_key(size_t pos, const uint8_t* key, Elem e) {
+    const size_t ks = def_.key_size;
+    keys_.insert(keys_.begin() + static_cast<std::ptrdiff_t>(pos * ks), key, key + ks);
+    elems_.insert(elems_.begin() + static_cast<std::ptrdiff_t>(pos), e);
+}
+
+void MapModel::erase_key(size_t pos) {
+    const size_t ks = def_.key_size;
+    keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(pos * ks), keys_.begin() + static_cast<std::ptrdiff_t>((pos + 1) * ks));
+    elems_.erase(elems_.begin() + static_cast<std::ptrdiff_t>(pos));
 }
 
 uint8_t* MapModel::array_slot(uint32_t idx) {
@@ -78,17 +116,17 @@ uint64_t MapModel::lookup(const uint8_t* key) {
         }
         case Kind::HashOfMaps: {
             // htab_of_map_lookup_elem: the element's inner map pointer (never NULL once inserted).
-            auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
-            if (it == hash_.end()) return 0;
-            it->second.last_use = ++clock_;
-            return load_le(elem_slot(it->second.region), 8);
+            const KeyPos k = find_key(key);
+            if (!k.found) return 0;
+            elems_[k.pos].last_use = ++clock_;
+            return load_le(elem_slot(elems_[k.pos].region), 8);
         }
         case Kind::Hash:
         case Kind::Lru: {
-            auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
-            if (it == hash_.end()) return 0;
-            it->second.last_use = ++clock_;
-            return hash_value(it->second.region);
+            const KeyPos k = find_key(key);
+            if (!k.found) return 0;
+            elems_[k.pos].last_use = ++clock_;
+            return hash_value(elems_[k.pos].region);
         }
         default:
             return 0;
@@ -97,10 +135,10 @@ uint64_t MapModel::lookup(const uint8_t* key) {
 
 uint64_t MapModel::lookup_elem(const uint8_t* key) {
     if (kind_ != Kind::Hash && kind_ != Kind::Lru && kind_ != Kind::HashOfMaps) return 0;
-    auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
-    if (it == hash_.end()) return 0;
-    it->second.last_use = ++clock_;
-    return Memory::addr(it->second.region, 0);
+    const KeyPos k = find_key(key);
+    if (!k.found) return 0;
+    elems_[k.pos].last_use = ++clock_;
+    return Memory::addr(elems_[k.pos].region, 0);
 }
 
 int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flags) {
@@ -119,23 +157,24 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
         }
         case Kind::Hash:
         case Kind::Lru: {
-            std::vector<uint8_t> k(key, key + def_.key_size);
-            auto it = hash_.find(k);
-            if (it != hash_.end()) {
+            KeyPos k = find_key(key);
+            if (k.found) {
                 if (f == BPF_NOEXIST) return kEexist;
                 uint32_t r = 0, off = 0;
-                uint64_t v = hash_value(it->second.region);
+                uint64_t v = hash_value(elems_[k.pos].region);
                 if (mem_.region_of(v, r, off)) std::memcpy(mem_.region(r).data + off, value, def_.value_size);
-                it->second.last_use = ++clock_;
+                elems_[k.pos].last_use = ++clock_;
                 return 0;
             }
             if (f == BPF_EXIST) return kEnoent;
-            if (hash_.size() >= def_.max_entries) {
-                if (kind_ == Kind::Hash || hash_.empty()) return kE2big;
-                auto victim = hash_.begin();
-                for (auto i = hash_.begin(); i != hash_.end(); ++i)
-                    if (i->second.last_use < victim->second.last_use) victim = i;
-                hash_.erase(victim);
+            if (elems_.size() >= def_.max_entries) {
+                if (kind_ == Kind::Hash || elems_.empty()) return kE2big;
+                // The least recently used element, the first in key order on a tie.
+                size_t victim = 0;
+                for (size_t i = 1; i < elems_.size(); ++i)
+                    if (elems_[i].last_use < elems_[victim].last_use) victim = i;
+                erase_key(victim);
+                if (victim < k.pos) --k.pos;
             }
             const uint32_t voff = kHtabElemKeyOffset + round8(def_.key_size);
             uint32_t reg = mem_.add(voff + (percpu_ ? 8 : round8(def_.value_size)), RegionKind::MapValue);
@@ -147,7 +186,7 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
             } else {
                 std::memcpy(mem_.region(reg).data + voff, value, def_.value_size);
             }
-            hash_.emplace(std::move(k), Elem{reg, ++clock_});
+            insert_key(k.pos, key, Elem{reg, ++clock_});
             return 0;
         }
         default:
@@ -166,21 +205,20 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
         store_le(array_slot(idx), 8, inner);
         return 0;
     }
-    std::vector<uint8_t> k(key, key + def_.key_size);
-    auto it = hash_.find(k);
+    const KeyPos k = find_key(key);
     if (inner == 0) {
-        if (it == hash_.end()) return kEnoent;
-        hash_.erase(it);
+        if (!k.found) return kEnoent;
+        erase_key(k.pos);
         return 0;
     }
     const uint32_t voff = kHtabElemKeyOffset + round8(def_.key_size);
-    if (it == hash_.end()) {
-        if (hash_.size() >= def_.max_entries) return kE2big;
+    if (!k.found) {
+        if (elems_.size() >= def_.max_entries) return kE2big;
         uint32_t reg = mem_.add(voff + 8, RegionKind::MapValue);
         std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
-        it = hash_.emplace(std::move(k), Elem{reg, ++clock_}).first;
+        insert_key(k.pos, key, Elem{reg, ++clock_});
     }
-    store_le(elem_slot(it->second.region), 8, inner);
+    store_le(elem_slot(elems_[k.pos].region), 8, inner);
     return 0;
 }
 
@@ -203,9 +241,9 @@ int64_t MapModel::remove(const uint8_t* key) {
             return kEperm;  // not from BPF (see update)
         case Kind::Hash:
         case Kind::Lru: {
-            auto it = hash_.find(std::vector<uint8_t>(key, key + def_.key_size));
-            if (it == hash_.end()) return kEnoent;
-            hash_.erase(it);
+            const KeyPos k = find_key(key);
+            if (!k.found) return kEnoent;
+            erase_key(k.pos);
             return 0;
         }
         default:
@@ -252,10 +290,10 @@ uint64_t MapModel::content_digest() {
             d.bytes(uv.data(), uv.size());
         }
     } else if (kind_ == Kind::HashOfMaps) {
-        for (auto& [k, el] : hash_) {
-            d.word(k.size());
-            d.bytes(k.data(), k.size());
-            user_value(elem_slot(el.region), uv);
+        for (size_t n = 0; n < elems_.size(); ++n) {
+            d.word(def_.key_size);
+            d.bytes(key_at(n), def_.key_size);
+            user_value(elem_slot(elems_[n].region), uv);
             d.word(uv.size());
             d.bytes(uv.data(), uv.size());
         }
@@ -268,11 +306,11 @@ uint64_t MapModel::content_digest() {
             d.bytes(p, vs);
         }
     } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
-        for (auto& [k, el] : hash_) {
-            d.word(k.size());
-            d.bytes(k.data(), k.size());
+        for (size_t n = 0; n < elems_.size(); ++n) {
+            d.word(def_.key_size);
+            d.bytes(key_at(n), def_.key_size);
             uint32_t r = 0, off = 0;
-            if (mem_.region_of(hash_value(el.region), r, off)) {
+            if (mem_.region_of(hash_value(elems_[n].region), r, off)) {
                 d.word(def_.value_size);
                 d.bytes(mem_.region(r).data + off, def_.value_size);
             } else {
@@ -289,6 +327,7 @@ std::vector<MapEntry> MapModel::entries() {
         return std::vector<uint8_t>{static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i >> 16),
                                     static_cast<uint8_t>(i >> 24)};
     };
+    auto key = [&](size_t n) { return std::vector<uint8_t>(key_at(n), key_at(n) + def_.key_size); };
     if (kind_ == Kind::ArrayOfMaps) {
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             MapEntry e{u32_key(i), {}};
@@ -296,9 +335,9 @@ std::vector<MapEntry> MapModel::entries() {
             out.push_back(std::move(e));
         }
     } else if (kind_ == Kind::HashOfMaps) {
-        for (auto& [k, el] : hash_) {
-            MapEntry e{k, {}};
-            user_value(elem_slot(el.region), e.value);
+        for (size_t n = 0; n < elems_.size(); ++n) {
+            MapEntry e{key(n), {}};
+            user_value(elem_slot(elems_[n].region), e.value);
             out.push_back(std::move(e));
         }
     } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
@@ -312,10 +351,10 @@ std::vector<MapEntry> MapModel::entries() {
             out.push_back(std::move(e));
         }
     } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
-        for (auto& [k, el] : hash_) {
+        for (size_t n = 0; n < elems_.size(); ++n) {
             uint32_t r = 0, off = 0;
-            MapEntry e{k, {}};
-            if (mem_.region_of(hash_value(el.region), r, off)) {
+            MapEntry e{key(n), {}};
+            if (mem_.region_of(hash_value(elems_[n].region), r, off)) {
                 const uint8_t* p = mem_.region(r).data + off;
                 e.value.assign(p, p + def_.value_size);
             }

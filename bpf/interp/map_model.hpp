@@ -15,8 +15,8 @@
 // not modelled: a slot holds inner_map_addr(n), a non-zero address outside every region, so any
 // access through it faults. User-space values (ExecInput::maps, entries()) name inner maps by
 // number; see exec_input.hpp.
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "bpf/interp/exec_input.hpp"
@@ -48,6 +48,8 @@ class MapModel {
 public:
     enum class Kind : uint8_t { Array, Hash, Lru, ProgArray, InsnArray, ArrayOfMaps, HashOfMaps, Unsupported };
 
+    // `def` (the Program's) must outlive the model: an execution builds one per map, so it is
+    // not copied.
     MapModel(const MapDef& def, Memory& mem);
     // Map pointer value (what ld_imm64 MAP_FD/MAP_IDX loads): the map object's address.
     [[nodiscard]] uint64_t handle() const { return Memory::addr(obj_region_, 0); }
@@ -88,7 +90,7 @@ private:
         uint32_t region;
         uint64_t last_use;
     };
-    MapDef def_;
+    const MapDef& def_;
     Memory& mem_;
     Kind kind_ = Kind::Unsupported;
     uint32_t elem_size_ = 0;
@@ -106,7 +108,22 @@ private:
     // inner map number of the 8-byte pointer there, 4 bytes little-endian).
     void user_value(const uint8_t* p, std::vector<uint8_t>& out) const;
     uint64_t clock_ = 0;
-    std::map<std::vector<uint8_t>, Elem> hash_;
+
+    // Hash elements in key order (what entries() lists and the LRU victim search walks): key n
+    // is bytes [n * key_size, (n + 1) * key_size) of keys_, its element elems_[n]. All keys have
+    // key_size bytes, so byte-wise (memcmp) order is the key order. A run inserts and looks up a
+    // few keys only: sorted vectors do that without the allocation per element and per lookup
+    // that a node map with vector keys costs.
+    std::vector<uint8_t> keys_;
+    std::vector<Elem> elems_;
+    struct KeyPos {
+        size_t pos;  // the key's index, or where it would be inserted
+        bool found;
+    };
+    [[nodiscard]] KeyPos find_key(const uint8_t* key) const;
+    [[nodiscard]] const uint8_t* key_at(size_t n) const { return keys_.data() + n * def_.key_size; }
+    void insert_key(size_t pos, const uint8_t* key, Elem e);
+    void erase_key(size_t pos);
 };
 
 }  // namespace patchfuzz::interp

@@ -2,8 +2,9 @@
 // Memory of one execution: a table of typed regions addressed by 64-bit pointer values
 // (kRegionBase + (region << 32) + offset, see interp.hpp). Storage is owned here and never moves
 // while the execution runs, so translated host pointers stay valid.
-#include <cstdint>
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -123,13 +124,42 @@ private:
 };
 
 // Little-endian loads/stores independent of the host's byte order: BPF targets we model (x86-64,
-// arm64) are little-endian.
+// arm64) are little-endian. On a little-endian host the sizes of BPF accesses are one host move
+// each (compilers keep the byte loop a loop); any other host or size takes the byte loop.
+template <typename T>
+inline T load_host(const uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+template <typename T>
+inline void store_host(uint8_t* p, T v) {
+    std::memcpy(p, &v, sizeof v);
+}
 inline uint64_t load_le(const uint8_t* p, uint32_t size) {
+    if constexpr (std::endian::native == std::endian::little) {
+        switch (size) {
+            case 1: return p[0];
+            case 2: return load_host<uint16_t>(p);
+            case 4: return load_host<uint32_t>(p);
+            case 8: return load_host<uint64_t>(p);
+            default: break;
+        }
+    }
     uint64_t v = 0;
     for (uint32_t i = 0; i < size; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
     return v;
 }
 inline void store_le(uint8_t* p, uint32_t size, uint64_t v) {
+    if constexpr (std::endian::native == std::endian::little) {
+        switch (size) {
+            case 1: p[0] = static_cast<uint8_t>(v); return;
+            case 2: store_host(p, static_cast<uint16_t>(v)); return;
+            case 4: store_host(p, static_cast<uint32_t>(v)); return;
+            case 8: store_host(p, v); return;
+            default: break;
+        }
+    }
     for (uint32_t i = 0; i < size; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
