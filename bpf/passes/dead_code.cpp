@@ -1,6 +1,7 @@
 // Pass "dead_code": the privileged trio bpf_opt_hard_wire_dead_code_branches(),
 // bpf_opt_remove_dead_code(), bpf_opt_remove_nops() (kernel/bpf/fixups.c), or for unprivileged
 // loads sanitize_dead_code() (kernel/bpf/verifier.c). spec/patching.md §4.6.
+#include <algorithm>
 #include <vector>
 
 #include "bpf/passes/pass_util.hpp"
@@ -50,27 +51,55 @@ patch::PatchBatch dead_code_removals(const Program& prog) {
     return b;
 }
 
-// Branch fix-up of bpf_remove_insns() on a bare insn vector (used only to predict which nops the
-// kernel's scan finds; the real removal goes through the patcher).
-void simulate_remove(std::vector<Insn>& insns, uint32_t off, uint32_t cnt) {
-    insns.erase(insns.begin() + off, insns.begin() + off + cnt);
-    const int64_t pos = off, end_old = off + cnt, end_new = off, delta = -static_cast<int64_t>(cnt);
-    for (int64_t curr = 0; curr < static_cast<int64_t>(insns.size()); ++curr) {
-        Insn& in = insns[static_cast<size_t>(curr)];
-        const RelField f = relative_field(in);
-        if (f == RelField::None) continue;
-        const int64_t disp = displacement(in);
-        const int64_t t = curr + disp + 1;
-        int64_t nd = disp;
-        if (curr < pos && t >= end_old)
-            nd = disp + delta;
-        else if (curr >= end_new && t < end_new)
-            nd = disp - delta;
-        if (f == RelField::Off16)
-            in.off = static_cast<int16_t>(nd);
-        else
-            in.imm = static_cast<int32_t>(nd);
+// bpf_opt_remove_nops' scan: it removes one nop at a time, resuming at the same index (or one back
+// after a may_goto +0, to catch `may_goto +1; may_goto +0`). Returns the index of each removal in
+// the program as it is at that moment, in order.
+//
+// Replayed on the insns' original indices instead of on a copy that is shifted and re-fixed after
+// every removal: a removal only moves the displacements of the jumps across it (bpf_adj_branches),
+// so a forward jump's displacement is always the number of insns still present strictly between
+// it and its original target, and a backward one stays negative. A `goto`/`may_goto` with
+// everything else zero is therefore a nop exactly when every insn between it and its original
+// target has gone: when the next insn still present is at or past that target (a target past the
+// end never qualifies, as the insns beyond the end are never removed).
+std::vector<uint32_t> nop_removals(const std::vector<Insn>& insns) {
+    const auto n = static_cast<uint32_t>(insns.size());
+    const auto with_zero_off = [](Insn in) {
+        in.off = 0;
+        return in;
+    };
+    std::vector<uint32_t> removals;
+    // The common case first: with no nop to begin with, nothing is ever removed.
+    const auto is_nop = [](const Insn& in) { return is_ja0(in) || is_may_goto0(in); };
+    if (std::none_of(insns.begin(), insns.end(), is_nop)) return removals;
+    // The insns still present, as a doubly linked list over original indices (n: past the end).
+    std::vector<uint32_t> next(n), prev(n);
+    for (uint32_t k = 0; k < n; ++k) {
+        next[k] = k + 1;
+        prev[k] = k - 1;  // wraps for k == 0, never read: only an insn at i > 0 has one before it
     }
+    // i: the scan's index in the current program, k: the original index of the insn there.
+    for (uint32_t i = 0, k = 0; k < n;) {
+        const Insn& in = insns[k];
+        const Insn shape = with_zero_off(in);
+        const bool nop = is_nop(shape) && in.off >= 0 && next[k] >= k + 1 + static_cast<uint32_t>(in.off);
+        if (!nop) {
+            ++i;
+            k = next[k];
+            continue;
+        }
+        removals.push_back(i);
+        const uint32_t after = next[k], before = prev[k];
+        if (i > 0) next[before] = after;
+        if (after < n) prev[after] = before;
+        if (is_may_goto0(shape) && i > 0) {
+            --i;
+            k = before;
+        } else {
+            k = after;
+        }
+    }
+    return removals;
 }
 
 class DeadCodePass final : public Pass {
@@ -98,21 +127,11 @@ private:
         }
     }
 
-    // bpf_opt_remove_nops: the kernel removes one nop at a time, resuming at the same index (or one
-    // back after a may_goto +0, to catch `may_goto +1; may_goto +0`). We replay that scan on a copy
-    // to learn the sequence of removals, then cut it into batches of ascending positions: a batch
-    // ends where the kernel steps back, so every batch is in the coordinates of its own input.
+    // bpf_opt_remove_nops: the sequence of removals nop_removals() replays, cut into batches of
+    // ascending positions: a batch ends where the kernel steps back, so every batch is in the
+    // coordinates of its own input.
     static PatchOutcome remove_nops(Program& prog, patch::Patcher& patcher) {
-        std::vector<Insn> sim = prog.insns;
-        std::vector<uint32_t> events;  // current position at the time of each removal
-        for (int64_t i = 0; i < static_cast<int64_t>(sim.size()); ++i) {
-            const Insn& in = sim[static_cast<size_t>(i)];
-            const bool mg = is_may_goto0(in);
-            if (!mg && !is_ja0(in)) continue;
-            events.push_back(static_cast<uint32_t>(i));
-            simulate_remove(sim, static_cast<uint32_t>(i), 1);
-            i -= (mg && i > 0) ? 2 : 1;
-        }
+        const std::vector<uint32_t> events = nop_removals(prog.insns);  // current position at each removal
         size_t k = 0;
         while (k < events.size()) {
             patch::PatchBatch b;

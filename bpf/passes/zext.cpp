@@ -24,11 +24,12 @@ public:
         patch::PatchBatch batch;
         const uint32_t n = prog.len();
         for (uint32_t i = 0; i < n; ++i) {
-            const Insn insn = prog.insns[i];
             const InsnAux& ax = prog.aux[i];
+            // Most insns are neither marked nor poisoned: skip them before decoding anything.
+            if (!ax.zext_dst && !opts.test_rnd_hi32) continue;
+            const Insn insn = prog.insns[i];
             const int reg = def_regno(insn);
             if (!ax.zext_dst) {
-                if (!opts.test_rnd_hi32) continue;
                 if (reg < 0) continue;
                 if (def_is_reg64(insn)) {
                     if (is_ldimm64(insn)) ++i;  // skip the second slot

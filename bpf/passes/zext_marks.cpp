@@ -2,6 +2,8 @@
 
 #include <linux/bpf.h>
 
+#include <array>
+
 #include "bpf/isa/helper_protos.hpp"
 #include "bpf/passes/insn_defs.hpp"
 #include "bpf/program/cfg.hpp"
@@ -68,12 +70,14 @@ RegMask read64(const Insn& i) {
     }
 }
 
-// The registers whose paths end at `i`: the one it redefines, and R0-R5 at any call.
-RegMask ends(const Insn& i) {
-    RegMask m = bit(def_regno(i));
+// The registers whose paths end at `i`: the one it redefines (`def_reg`, def_regno(i)), and R0-R5
+// at any call.
+RegMask ends(const Insn& i, int def_reg) {
+    RegMask m = bit(def_reg);
     if (isa::is_jmp_class(i) && isa::op(i) == BPF_CALL) m |= kCallClobbered;
     return m;
 }
+RegMask ends(const Insn& i) { return ends(i, def_regno(i)); }
 
 bool is_unmarked_def32(const Program& prog, uint32_t pc) {
     const bool seen = pc >= prog.aux.size() || prog.aux[pc].seen;
@@ -87,68 +91,74 @@ bool reads_reg64(const Insn& insn, int reg) { return (read64(insn) & bit(reg)) !
 
 std::vector<ZextGap> zext_gaps(const Program& prog) {
     const uint32_t n = prog.len();
-    // Successor and predecessor lists (CSR), then a backward worklist to the fixpoint of
+    // The fixpoint of
     //   live64_in(pc) = read64(pc) | (OR over successors s of live64_in(s)) & ~ends(pc),
-    // the registers some path from pc reads as 64 bits before redefining them. Node n stands for
-    // the jump tables: every gotox has it as its one successor and it has every table entry, so
-    // G gotox insns and E entries cost G + E edges rather than G x E.
-    const uint32_t tables = n, nodes = n + 1;
-    std::vector<uint32_t> succ_at(nodes + 1, 0), succ;
-    succ.reserve(n + n / 4);
-    for (uint32_t pc = 0; pc < n; ++pc) {
-        succ_at[pc] = static_cast<uint32_t>(succ.size());
-        if (jumps_through_tables(prog.insns[pc]))
-            succ.push_back(tables);
-        else
-            append_successors(prog, pc, succ);
-    }
-    succ_at[tables] = static_cast<uint32_t>(succ.size());
-    append_jump_table_targets(prog, succ);
-    succ_at[nodes] = static_cast<uint32_t>(succ.size());
-    std::vector<uint32_t> pred_at(nodes + 1, 0), pred(succ.size());
-    for (uint32_t s : succ) ++pred_at[s + 1];
-    for (uint32_t v = 0; v < nodes; ++v) pred_at[v + 1] += pred_at[v];
-    {
-        std::vector<uint32_t> fill(pred_at.begin(), pred_at.end() - 1);
-        for (uint32_t v = 0; v < nodes; ++v)
-            for (uint32_t k = succ_at[v]; k < succ_at[v + 1]; ++k) pred[fill[succ[k]]++] = v;
-    }
-    std::vector<RegMask> read(nodes, 0), end(nodes, 0), live_in(nodes, 0);  // the tables node: a join
-    for (uint32_t pc = 0; pc < n; ++pc) {
-        read[pc] = read64(prog.insns[pc]);
-        end[pc] = ends(prog.insns[pc]);
-    }
-    const auto live_out = [&](uint32_t v) {
-        RegMask m = 0;
-        for (uint32_t k = succ_at[v]; k < succ_at[v + 1]; ++k) m |= live_in[succ[k]];
-        return m;
+    // the registers some path from pc reads as 64 bits before redefining them, by sweeps over the
+    // program from the last insn to the first, starting from nothing live. Most edges point
+    // forward, so a sweep reads values already final for this sweep; only a node some earlier-
+    // swept node reads (a back-edge target, or a jump-table entry) can be read stale, and only a
+    // change at such a node asks for another sweep. A program without loops takes one sweep, one
+    // with loops about one more per nesting level. Node n stands for the jump tables: every gotox
+    // has it as its one successor and it joins every table entry, so G gotox insns and E entries
+    // cost G + E reads rather than G x E.
+    constexpr uint32_t kNoSucc = UINT32_MAX;
+    struct Node {
+        RegMask read = 0, end = 0, live_in = 0, live_out = 0;
+        std::array<uint32_t, 2> succ{kNoSucc, kNoSucc};
+        int8_t def_reg = -1;      // def_regno(), needed twice
+        bool read_early = false;  // some node swept before this one reads its live_in
     };
-    // Every node once, last insn first (most edges point forward), then whatever a change reaches.
-    std::vector<uint32_t> work(nodes);
-    std::vector<bool> queued(nodes, true);
-    for (uint32_t v = 0; v < nodes; ++v) work[v] = v;
-    while (!work.empty()) {
-        const uint32_t v = work.back();
-        work.pop_back();
-        queued[v] = false;
-        const auto in = static_cast<RegMask>(read[v] | (live_out(v) & ~end[v]));
-        if (in == live_in[v]) continue;
-        live_in[v] = in;
-        for (uint32_t k = pred_at[v]; k < pred_at[v + 1]; ++k)
-            if (!queued[pred[k]]) {
-                queued[pred[k]] = true;
-                work.push_back(pred[k]);
-            }
+    const uint32_t tables = n;
+    std::vector<Node> nodes(n + 1);
+    bool has_gotox = false;
+    for (uint32_t pc = 0; pc < n; ++pc) {
+        Node& node = nodes[pc];
+        const Insn& insn = prog.insns[pc];
+        node.def_reg = static_cast<int8_t>(def_regno(insn));
+        node.read = read64(insn);
+        node.end = ends(insn, node.def_reg);
+        const InsnSuccessors s = insn_successors(prog, pc);
+        if (s.through_tables) {
+            node.succ[0] = tables;
+            has_gotox = true;
+        }
+        for (uint32_t k = 0; k < s.count; ++k) {
+            node.succ[k] = s.pcs[k];
+            if (s.pcs[k] <= pc) nodes[s.pcs[k]].read_early = true;
+        }
     }
+    std::vector<uint32_t> table_targets;
+    if (has_gotox) append_jump_table_targets(prog, table_targets);
+    // The tables node is swept first, so it reads every entry stale.
+    for (const uint32_t t : table_targets) nodes[t].read_early = true;
+    for (bool again = true; again;) {
+        again = false;
+        RegMask joined = 0;
+        for (const uint32_t t : table_targets) joined |= nodes[t].live_in;
+        nodes[tables].live_in = joined;
+        for (uint32_t pc = n; pc-- > 0;) {
+            Node& node = nodes[pc];
+            RegMask out = 0;
+            for (const uint32_t s : node.succ)
+                if (s != kNoSucc) out |= nodes[s].live_in;
+            node.live_out = out;
+            const auto in = static_cast<RegMask>(node.read | (out & ~node.end));
+            if (in == node.live_in) continue;
+            node.live_in = in;
+            again = again || node.read_early;
+        }
+    }
+    // After the last sweep every live_out is final: the values it read did not change after.
     std::vector<ZextGap> gaps;
     for (uint32_t pc = 0; pc < n; ++pc) {
         if (isa::is_ldimm64(prog.insns[pc])) {
             ++pc;  // its second slot is no def of its own
             continue;
         }
-        if (!is_unmarked_def32(prog, pc)) continue;
-        const int reg = def_regno(prog.insns[pc]);
-        if (live_out(pc) & bit(reg)) gaps.push_back(ZextGap{pc, reg});
+        // The cheap liveness test first: most defs are not read as 64 bits.
+        const int reg = nodes[pc].def_reg;
+        if (reg < 0 || !(nodes[pc].live_out & bit(reg))) continue;
+        if (is_unmarked_def32(prog, pc)) gaps.push_back(ZextGap{pc, reg});
     }
     return gaps;
 }

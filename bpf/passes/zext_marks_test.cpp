@@ -74,6 +74,25 @@ TEST(ZextMarks, LoopsReachTheirReadsThroughTheBackEdge) {
     EXPECT_EQ(zext_gap_read(p, ZextGap{2, 7}), 1u);
 }
 
+TEST(ZextMarks, ReadsReachDefsThroughNestedLoopsAndJumpTables) {
+    // 0: w7 = 1   1: r8 = r7 (outer loop head)   2: w9 = 0 (inner loop head)   3: w7 = 2
+    // 4: if r9 > 0 goto -3 (to 2)   5: if r6 > 0 goto -5 (to 1)   6: r0 = 0   7: exit.
+    // The def at 3 reaches the read at 1 only through both back edges; the def at 2 is read at 4.
+    const Program p = make_program({mov32_imm(7, 1), mov64_reg(8, 7), mov32_imm(9, 0), mov32_imm(7, 2),
+                                    jmp_imm(BPF_JGT, 9, 0, -3), jmp_imm(BPF_JGT, 6, 0, -5), mov64_imm(0, 0),
+                                    exit_insn()});
+    EXPECT_EQ(gap_defs(p), (std::vector<uint32_t>{0, 2, 3}));
+    // 0: w7 = 1   1: r8 = r7   2: w7 = 2   3: gotox r5 (table: 1, 4)   4: r0 = 0   5: exit.
+    // The table entry at 1 is the back edge that reads the def at 2; the deleted entry is no edge.
+    Program q = make_program({mov32_imm(7, 1), mov64_reg(8, 7), mov32_imm(7, 2), make(BPF_JMP | BPF_JA | BPF_X, 5, 0, 0, 0),
+                              mov64_imm(0, 0), exit_insn()});
+    q.insn_arrays.push_back(InsnArray{.entries = {InsnArrayEntry{.orig_off = 4, .xlated_off = 4},
+                                                   InsnArrayEntry{.orig_off = 1, .xlated_off = 1}}});
+    EXPECT_EQ(gap_defs(q), (std::vector<uint32_t>{0, 2}));
+    q.insn_arrays[0].entries[1].xlated_off = kInsnDeleted;
+    EXPECT_EQ(gap_defs(q), (std::vector<uint32_t>{0}));
+}
+
 TEST(ZextMarks, UnseenDefsAndExistingMarksAreLeftAlone) {
     Program p = make_program({alu32_imm(BPF_ADD, 7, 1), alu32_imm(BPF_ADD, 8, 1), mov64_reg(0, 7),
                               alu64_reg(BPF_ADD, 0, 8), exit_insn()});

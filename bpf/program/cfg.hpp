@@ -17,12 +17,23 @@
 //    load its target from; which table a gotox reads is not part of the insn);
 //  * conditional jumps and may_goto (JCOND): the target, then pc + 1.
 // Targets outside the program are dropped: validation reports them, the walks need not.
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "bpf/program/program.hpp"
 
 namespace patchfuzz {
+
+// The successors of one insn without the gotox fan-out, held in place so that an analysis that
+// visits every insn allocates nothing per insn: up to two pcs inside the program, in the order
+// append_successors() gives them (target first, then pc + 1), or `through_tables` with no pc.
+struct InsnSuccessors {
+    std::array<uint32_t, 2> pcs{};
+    uint32_t count = 0;
+    bool through_tables = false;
+};
+InsnSuccessors insn_successors(const Program& prog, uint32_t pc);
 
 // Appends the successors of the insn at `pc` to `out` (nothing for pc >= prog.len()). Appending
 // lets a worklist walk push them straight onto its stack.
