@@ -269,6 +269,27 @@ bool Machine::setup() {
 
 }  // namespace
 
+// The decoded op of a two-operand ALU insn (64-bit, immediate form; +1 register, +2 ALU32), -1
+// for any other ALU op (NEG and END are decoded from their imm). `signed_divmod`: DIV/MOD with
+// off 1 (sdiv/smod).
+static constexpr int alu_base(uint8_t o, bool signed_divmod) {
+    switch (o) {
+        case BPF_ADD: return ADD64K;
+        case BPF_SUB: return SUB64K;
+        case BPF_MUL: return MUL64K;
+        case BPF_DIV: return signed_divmod ? SDIV64K : DIV64K;
+        case BPF_MOD: return signed_divmod ? SMOD64K : MOD64K;
+        case BPF_OR: return OR64K;
+        case BPF_AND: return AND64K;
+        case BPF_XOR: return XOR64K;
+        case BPF_LSH: return LSH64K;
+        case BPF_RSH: return RSH64K;
+        case BPF_ARSH: return ARSH64K;
+        case BPF_MOV: return MOV64K;
+        default: return -1;
+    }
+}
+
 // The decoded op of a conditional jump (64-bit, immediate form; +1 register, +2 JMP32), -1 for
 // any other jump op.
 static constexpr int cond_jump_base(uint8_t o) {
@@ -348,21 +369,11 @@ DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
                 d.op = ZEXT;  // BPF_ZEXT_REG
                 return d;
             }
-            int base;
-            switch (o) {
-                case BPF_ADD: base = ADD64K; break;
-                case BPF_SUB: base = SUB64K; break;
-                case BPF_MUL: base = MUL64K; break;
-                case BPF_DIV: base = i.off == 1 ? SDIV64K : DIV64K; break;
-                case BPF_MOD: base = i.off == 1 ? SMOD64K : MOD64K; break;
-                case BPF_OR: base = OR64K; break;
-                case BPF_AND: base = AND64K; break;
-                case BPF_XOR: base = XOR64K; break;
-                case BPF_LSH: base = LSH64K; break;
-                case BPF_RSH: base = RSH64K; break;
-                case BPF_ARSH: base = ARSH64K; break;
-                case BPF_MOV: base = MOV64K; break;  // off 1 (arena cast) / -1 (percpu): identity here
-                default: why = "invalid alu op"; return d;
+            // MOV with off 1 (arena cast) / -1 (percpu) is the identity here.
+            const int base = alu_base(o, i.off == 1);
+            if (base < 0) {
+                why = "invalid alu op";
+                return d;
             }
             d.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
             if (!w64) d.imm = static_cast<uint32_t>(i.imm);
@@ -564,23 +575,10 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
         if (cls == BPF_ALU || cls == BPF_ALU64) {
             // Not NEG/END (decoded from imm). DIV/MOD are unsigned with off 0 (1: signed), MOV X is
             // a plain move with off and imm 0 (else movsx, percpu, zext).
-            int base = -1;
-            switch (o) {
-                case BPF_ADD: base = ADD64K; break;
-                case BPF_SUB: base = SUB64K; break;
-                case BPF_MUL: base = MUL64K; break;
-                case BPF_DIV: base = DIV64K; f.needs_zero = FastDecode::kOff; break;
-                case BPF_MOD: base = MOD64K; f.needs_zero = FastDecode::kOff; break;
-                case BPF_OR: base = OR64K; break;
-                case BPF_AND: base = AND64K; break;
-                case BPF_XOR: base = XOR64K; break;
-                case BPF_LSH: base = LSH64K; break;
-                case BPF_RSH: base = RSH64K; break;
-                case BPF_ARSH: base = ARSH64K; break;
-                case BPF_MOV: base = MOV64K; f.needs_zero = x ? FastDecode::kOff | FastDecode::kImm : 0; break;
-                default: break;
-            }
+            const int base = alu_base(o, false);
             if (base < 0) continue;
+            if (o == BPF_DIV || o == BPF_MOD) f.needs_zero = FastDecode::kOff;
+            if (o == BPF_MOV) f.needs_zero = x ? FastDecode::kOff | FastDecode::kImm : 0;
             const bool w64 = cls == BPF_ALU64;
             f.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
             const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
