@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -236,6 +237,13 @@ Expected<std::vector<Tok>> Parser::tokens(const Line& l, size_t from) const {
                 }
                 if (!closed) return err(l.no, open + 1, "unterminated quoted name");
                 continue;
+            }
+            // A control character in bare text would not survive write_case(): a trailing '\r'
+            // is read as a CRLF line end. Such bytes are written \xHH inside quotes instead.
+            if (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f) {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(s[i]));
+                return err(l.no, i + 1, std::string("control character ") + hex + " outside quotes");
             }
             if (s[i] == '=' && t.eq == std::string::npos && !t.quoted) t.eq = t.text.size();
             t.text += s[i++];
