@@ -67,6 +67,11 @@ std::string show_insn(const isa::Insn& i) { return hex_insn(i); }
 
 }  // namespace
 
+Verdict identical_outputs_verdict(const patch::PatchOutcome& outcome, size_t insns) {
+    if (!outcome.ok()) return Verdict::pass_("structural", "both failed with the same error");
+    return Verdict::pass_("structural", "identical: " + std::to_string(insns) + " insns and every side table");
+}
+
 Verdict compare_patcher_outputs(const PatcherRun& e, const PatcherRun& a) {
     const Side s{e, a};
     const std::string oracle = "structural";
@@ -81,7 +86,7 @@ Verdict compare_patcher_outputs(const PatcherRun& e, const PatcherRun& a) {
     if (e.outcome.log != a.outcome.log)
         return Verdict::fail(oracle, "error-mismatch", "patchers disagree on the verifier log line",
                              s.both("log", "'" + e.outcome.log + "'", "'" + a.outcome.log + "'"));
-    if (!e.outcome.ok()) return Verdict::pass_(oracle, "both failed with the same error");
+    if (!e.outcome.ok()) return identical_outputs_verdict(e.outcome, 0);
 
     const Program& pe = *e.program;
     const Program& pa = *a.program;
@@ -138,7 +143,7 @@ Verdict compare_patcher_outputs(const PatcherRun& e, const PatcherRun& a) {
                                     at_or_missing(pa.kfuncs, i, show_kfunc)));
     if (!(pe.maps == pa.maps) || pe.prog_type != pa.prog_type || pe.name != pa.name)
         return Verdict::fail(oracle, "program-meta", "maps, program type or name differ", "");
-    return Verdict::pass_(oracle, "identical: " + std::to_string(pe.insns.size()) + " insns and every side table");
+    return identical_outputs_verdict(e.outcome, pe.insns.size());
 }
 
 }  // namespace patchfuzz::oracles

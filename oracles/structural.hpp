@@ -23,4 +23,8 @@ struct PatcherRun {
 // the same error the programs are not compared (the kernel discards them).
 Verdict compare_patcher_outputs(const PatcherRun& expected, const PatcherRun& actual);
 
+// The pass compare_patcher_outputs() gives two runs already known to be the same (equal outcome
+// and Program ==, the program `insns` long): what the runner reports without comparing again.
+Verdict identical_outputs_verdict(const patch::PatchOutcome& outcome, size_t insns);
+
 }  // namespace patchfuzz::oracles

@@ -34,6 +34,7 @@ public:
     bool adj_branches(int64_t pos, int64_t end_old, int64_t end_new, bool probe) {
         const int64_t delta = end_new - end_old;
         auto eval = [&](isa::Insn& insn, int64_t curr) {
+            if (!kMayAdjust[insn.code]) return true;
             const Field f = adj_field(insn);
             if (f == Field::None) return true;
             int64_t d = get_disp(insn, f);

@@ -2,6 +2,7 @@
 // Instruction classifications both patchers share, stated as the kernel's branch walkers see them
 // (spec/patching.md §2.1, §3.7). Kept in one place so the two patchers cannot disagree on what is
 // relative.
+#include <array>
 #include <cstdint>
 #include <limits>
 
@@ -23,6 +24,18 @@ constexpr Field adj_field(const isa::Insn& i) {
     if (i.code == (BPF_JMP32 | BPF_JA)) return Field::Imm;
     return Field::Off;
 }
+
+// adj_field(i) != None is only possible for these opcode bytes (ld_imm64, and JMP/JMP32 class
+// but EXIT): a table the walkers test first, since most insns of a program are neither.
+inline constexpr auto kMayAdjust = [] {
+    std::array<bool, 256> t{};
+    for (unsigned code = 0; code < 256; ++code) {
+        const unsigned cls = code & 0x07;
+        t[code] = code == (BPF_LD | BPF_IMM | BPF_DW) ||
+                  ((cls == BPF_JMP || cls == BPF_JMP32) && (code & 0xf0) != BPF_EXIT);
+    }
+    return t;
+}();
 
 // Which field adjust_jmp_off() (kernel/bpf/fixups.c) matches: JMP/JMP32 class whose op is neither
 // CALL nor EXIT; JMP32|JA uses imm, everything else off. A subset of adj_field().

@@ -4,6 +4,7 @@
 
 #include "bpf/patch/insn_def32.hpp"
 #include "bpf/patch/patch.hpp"
+#include "bpf/patch/patch_rules.hpp"
 
 namespace patchfuzz::patch {
 namespace {
@@ -20,6 +21,25 @@ class BothPatchers : public ::testing::TestWithParam<std::string_view> {
 protected:
     PatchOutcome apply(Program& p, PatchBatch b) { return make_patcher(GetParam())->apply(p, b); }
 };
+
+// The walkers' first test (kMayAdjust) never skips an insn adj_field() would adjust, whatever
+// its registers; and it lets through no class but ld_imm64 and the jumps.
+TEST(AdjFieldFilter, NeverSkipsAnAdjustedInsn) {
+    for (unsigned code = 0; code < 256; ++code)
+        for (uint8_t src = 0; src < 16; ++src) {
+            Insn i{};
+            i.code = static_cast<uint8_t>(code);
+            i.src_reg = src & 0xf;
+            if (adj_field(i) != Field::None) {
+                EXPECT_TRUE(kMayAdjust[code]) << "code 0x" << std::hex << code;
+            }
+        }
+    EXPECT_TRUE(kMayAdjust[BPF_JMP | BPF_JA]);
+    EXPECT_TRUE(kMayAdjust[BPF_LD | BPF_IMM | BPF_DW]);
+    EXPECT_FALSE(kMayAdjust[BPF_JMP | BPF_EXIT]);
+    EXPECT_FALSE(kMayAdjust[BPF_ALU64 | BPF_MOV | BPF_K]);
+    EXPECT_FALSE(kMayAdjust[BPF_LDX | BPF_MEM | BPF_DW]);
+}
 
 // §4.1-4.5 on one removal of [2, 4) from
 //   0 r0=0 | 1 if r0==0 goto +3 (->5) | 2 r1=1 | 3 r1=2 | 4 r1=3 | 5 exit | 6 r0=1 (subprog) | 7 exit

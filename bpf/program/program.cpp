@@ -9,11 +9,10 @@
 namespace patchfuzz {
 
 bool operator==(const Program& a, const Program& b) {
-    if (a.insns.size() != b.insns.size()) return false;
-    for (size_t i = 0; i < a.insns.size(); ++i)
-        if (!isa::same(a.insns[i], b.insns[i])) return false;
-    return a.name == b.name && a.prog_type == b.prog_type && a.attach == b.attach &&
-           a.attach_btf_vlen == b.attach_btf_vlen && a.aux == b.aux && a.subprogs == b.subprogs &&
+    // isa::same on every insn and == on every aux slot, as bytes (same_elements).
+    return same_elements(a.insns, b.insns) && same_elements(a.aux, b.aux) && a.name == b.name &&
+           a.prog_type == b.prog_type && a.attach == b.attach && a.attach_btf_vlen == b.attach_btf_vlen &&
+           a.subprogs == b.subprogs &&
            a.linfo == b.linfo && a.finfo == b.finfo && a.insn_arrays == b.insn_arrays && a.pokes == b.pokes &&
            a.kfuncs == b.kfuncs && a.maps == b.maps;
 }

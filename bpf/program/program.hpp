@@ -13,7 +13,9 @@
 //  * `aux` has exactly insns.size() entries (the kernel's array may be larger; the tail is never
 //    read, so we do not model it).
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
@@ -41,32 +43,36 @@ enum class TraceAttach : uint8_t {
 // struct bpf_insn_aux_data (include/linux/bpf_verifier.h): the fields the rewrite passes read or
 // the patchers move. Zero-initialised means "fresh slot" exactly as the kernel's vrealloc+memset.
 struct InsnAux {
+    // The 32-bit fields first and the byte-sized ones after them, with `reserved_` closing the
+    // last gap: no padding, so vectors of InsnAux compare with one memcmp (same_elements below).
     uint32_t orig_idx = 0;      // load-time index of the insn (0 for slots created by a patch)
+    uint32_t alu_limit = 0;     // Spectre v1 pointer-arith limit (with alu_state)
+    // helper calls on maps: index into Program::maps, -1 = unknown/none; map_ptr_poisoned: more
+    // than one map reached this call (the rewrite falls back to the generic helper).
+    int32_t map_index = -1;
+    uint32_t map_key = 0;        // constant key, for tail-call pokes
+    uint32_t loop_callback_subprogno = 0;  // bpf_loop inline state (struct bpf_loop_inline_state)
     bool seen = false;          // reached during verification (dead-code passes)
     bool zext_dst = false;      // upper 32 bits of dst must be zeroed explicitly (zext pass)
     bool needs_zext = false;    // ALU64 insn that may be narrowed (do_misc_fixups row b)
     bool nospec = false;        // convert_ctx_accesses: barrier before the insn
     bool nospec_result = false; // barrier after the insn
     uint8_t alu_state = 0;      // Spectre v1 pointer-arith state (0 = none)
-    uint32_t alu_limit = 0;
     PtrType ptr_type = PtrType::None;  // for memory insns: what they access
     uint8_t ctx_field_size = 0;
-    // helper calls on maps: index into Program::maps, -1 = unknown/none; map_ptr_poisoned: more
-    // than one map reached this call (the rewrite falls back to the generic helper).
-    int32_t map_index = -1;
     bool map_ptr_poisoned = false;
     bool map_key_poisoned = false;
-    uint32_t map_key = 0;        // constant key, for tail-call pokes
     bool map_key_known = false;
-    // bpf_loop inline state (struct bpf_loop_inline_state)
-    bool loop_fit_for_inline = false;
-    uint32_t loop_callback_subprogno = 0;
+    bool loop_fit_for_inline = false;  // bpf_loop inline state
     bool call_with_percpu_alloc_ptr = false;
     uint8_t arg_prog = 0;        // register that receives prog->aux (bpf-next row n), 0 = none
     bool indirect_target = false;  // gotox target (bpf-next)
+    uint8_t reserved_ = 0;       // always 0: fills the struct's last byte (see above)
 
     bool operator==(const InsnAux&) const = default;
 };
+static_assert(sizeof(InsnAux) == 36 && std::has_unique_object_representations_v<InsnAux>,
+              "InsnAux must stay free of padding: Program's operator== compares it with memcmp");
 
 // struct bpf_subprog_info: the fields that patching touches or the passes read.
 struct SubprogInfo {
@@ -165,6 +171,14 @@ struct Program {
 
 // Full equality of everything a patcher must produce (used by oracles and tests).
 bool operator==(const Program& a, const Program& b);
+
+// Element-wise equality of two vectors of a type whose equal values have equal bytes (no
+// padding, no floats): one memcmp, which the oracles' per-batch comparisons lean on.
+template <class T>
+bool same_elements(const std::vector<T>& a, const std::vector<T>& b) {
+    static_assert(std::has_unique_object_representations_v<T>);
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
 
 // A fresh Program around raw insns: aux with orig_idx = i and seen = true, one subprog at 0 plus
 // subprogs at every pseudo-call / PSEUDO_FUNC target, and the fake exit. No line info, no maps.

@@ -16,31 +16,63 @@
 namespace patchfuzz::harness {
 namespace {
 
-// Wraps the reference patcher and keeps, for every batch a pass hands it, the program it was
-// applied to, the batch, the outcome and the result: the per-batch evidence every oracle needs.
-struct RecordedBatch {
-    std::string pass;
-    Program before;
-    patch::PatchBatch batch;
+// One other patcher's run on a batch the reference was given: made on the same program just
+// before the reference applies the batch, and compared with the reference's result at once.
+struct OtherRun {
+    std::string name;
     patch::PatchOutcome outcome;
-    Program after;
+    bool agrees = false;  // the very outcome and program of the reference
+    Program out;          // its result; kept only when it disagrees or the SMT oracle judges it
 };
 
+// Per batch a pass hands the reference: the evidence every oracle needs. The programs before and
+// after are copies, made only for the oracles that read them (smt-jump, and a disagreement's
+// report); the others' agreement is settled while the program is at hand.
+struct RecordedBatch {
+    std::string pass;
+    patch::PatchBatch batch;
+    patch::PatchOutcome outcome;
+    Program before, after;  // empty unless kept (see above)
+    size_t after_len = 0;   // the reference's result's length, kept or not
+    std::vector<OtherRun> others;
+};
+
+// Wraps the reference patcher: every batch is first applied by each other patcher to a copy of
+// the program, then by the reference in place.
 class RecordingPatcher final : public patch::Patcher {
 public:
-    RecordingPatcher(patch::Patcher& inner, std::vector<RecordedBatch>& out) : inner_(inner), out_(out) {}
+    RecordingPatcher(patch::Patcher& inner, std::vector<std::pair<std::string, patch::Patcher*>> others,
+                     bool keep_programs, std::vector<RecordedBatch>& out)
+        : inner_(inner), others_(std::move(others)), keep_programs_(keep_programs), out_(out) {}
     std::string_view name() const override { return inner_.name(); }
     patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
-        RecordedBatch r{.pass = current_pass, .before = prog, .batch = batch};
+        RecordedBatch& r = out_.emplace_back();
+        r.pass = current_pass;
+        r.batch = batch;
+        if (keep_programs_) r.before = prog;
+        for (const auto& [name, q] : others_) {
+            OtherRun& o = r.others.emplace_back();
+            o.name = name;
+            o.out = prog;
+            o.outcome = q->apply(o.out, batch);
+        }
         r.outcome = inner_.apply(prog, batch);
-        r.after = prog;
-        out_.push_back(std::move(r));
-        return out_.back().outcome;
+        bool keep_after = keep_programs_;
+        for (OtherRun& o : r.others) {
+            o.agrees = o.outcome == r.outcome && o.out == prog;
+            if (!o.agrees) keep_after = true;
+            else o.out = Program{};  // the reference's own result stands for it
+        }
+        if (keep_after) r.after = prog;
+        r.after_len = prog.insns.size();
+        return r.outcome;
     }
     std::string current_pass;
 
 private:
     patch::Patcher& inner_;
+    std::vector<std::pair<std::string, patch::Patcher*>> others_;
+    bool keep_programs_;
     std::vector<RecordedBatch>& out_;
 };
 
@@ -55,14 +87,13 @@ bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
     return true;
 }
 
-// The per-batch oracles (structural, smt-jump) are pure functions of (program before, batch,
-// patcher). Under another arch profile the passes mostly emit the very same batch on the very
-// same program (x86_64 and arm64 differ only where an arch hook fires), so those verdicts are
-// reused instead of recomputed: SMT dominates a case's cost.
+// The per-batch SMT verdicts are pure functions of (program before, batch, patcher). Under
+// another arch profile the passes mostly emit the very same batch on the very same program (x86_64
+// and jit32 share all but the zext batches), so those verdicts are reused instead of recomputed.
+// Only kept with the SMT jump oracle on: without it a batch's verdicts cost less than the lookup.
 struct BatchVerdicts {
     const RecordedBatch* rb;             // lives in run_case's per-arch batch lists
     std::vector<OracleVerdict> verdicts;
-    std::vector<bool> others_agree;      // per other patcher: same outcome and program as the reference
 };
 
 const BatchVerdicts* find_same(const std::vector<BatchVerdicts>& memo, const RecordedBatch& rb) {
@@ -209,10 +240,22 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
 
         auto reference = patch::make_patcher(patcher_names[0]);
         PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
+        // Every other patcher applies each batch too (to a copy) when an oracle reads their
+        // agreement: the per-batch ones, and exec, which then need not rewrite with them again.
+        std::vector<std::unique_ptr<patch::Patcher>> other_patchers;
+        std::vector<std::pair<std::string, patch::Patcher*>> others;
+        if (per_batch || wants(cfg, "exec"))
+            for (size_t i = 1; i < patcher_names.size(); ++i) {
+                other_patchers.push_back(patch::make_patcher(patcher_names[i]));
+                PATCHFUZZ_CHECK(other_patchers.back() != nullptr, "runner given an unknown patcher (the CLI validates names)");
+                others.emplace_back(patcher_names[i], other_patchers.back().get());
+            }
+        const size_t internal_others = others.size();  // the external plugin, if any, comes last
+        if (per_batch && cfg.external != nullptr) others.emplace_back(cfg.external_name, cfg.external);
+        const bool smt_jump = wants(cfg, "smt-jump");
         std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
-        RecordingPatcher recorder(*reference, batches);
-        // Only the per-batch oracles need each batch's program before and after (copies).
-        patch::Patcher& driver = per_batch ? static_cast<patch::Patcher&>(recorder) : *reference;
+        RecordingPatcher recorder(*reference, others, smt_jump, batches);
+        patch::Patcher& driver = per_batch || !others.empty() ? static_cast<patch::Patcher&>(recorder) : *reference;
         Program& rewritten = rewritten_per_arch.emplace_back(c.program);
         patch::PatchOutcome final_outcome;
 
@@ -241,60 +284,51 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         run.batches = static_cast<uint32_t>(batches.size());
         report.batches += run.batches;
 
-        // Per batch: every other patcher on the same input, compared with the reference; the SMT
-        // jump oracle on every patcher's output.
-        std::vector<std::pair<std::string, std::unique_ptr<patch::Patcher>>> others;
-        for (size_t i = 1; i < patcher_names.size(); ++i) others.emplace_back(patcher_names[i], patch::make_patcher(patcher_names[i]));
+        // Per batch: every other patcher's result compared with the reference's; the SMT jump
+        // oracle on every patcher's output.
         oracles::smt::SmtOptions so;
         so.timeout_ms = cfg.smt_timeout_ms;
-        std::vector<bool> others_agree(others.size(), per_batch);
+        std::vector<bool> others_agree(internal_others, true);
         for (const auto& rb : batches) {
-            if (const BatchVerdicts* same = find_same(memo, rb)) {
-                for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
-                for (size_t i = 0; i < others.size(); ++i) others_agree[i] = others_agree[i] && same->others_agree[i];
-                continue;
-            }
-            std::vector<bool> batch_agree(others.size(), false);
+            for (size_t i = 0; i < internal_others; ++i) others_agree[i] = others_agree[i] && rb.others[i].agrees;
+            if (!per_batch) continue;
+            if (smt_jump)
+                if (const BatchVerdicts* same = find_same(memo, rb)) {
+                    for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
+                    continue;
+                }
             const size_t first_verdict = report.verdicts.size();
             const std::string kind = kind_of(rb.batch);
             std::optional<oracles::Verdict> reference_jumps;
-            if (wants(cfg, "smt-jump")) {
+            if (smt_jump) {
                 reference_jumps = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
                 reference_jumps->patch_kind = kind;
             }
-            auto run_other = [&](const std::string& name, patch::Patcher& q) -> bool {
-                Program out = rb.before;
-                const auto outcome = q.apply(out, rb.batch);
-                const bool agrees = outcome == rb.outcome && out == rb.after;
+            for (const OtherRun& o : rb.others) {
                 if (wants(cfg, "structural")) {
-                    auto v = oracles::compare_patcher_outputs({patcher_names[0], &rb.after, rb.outcome}, {name, &out, outcome});
+                    // Equal outputs were established while recording: the comparison's verdict is known.
+                    auto v = o.agrees ? oracles::identical_outputs_verdict(rb.outcome, rb.after_len)
+                                      : oracles::compare_patcher_outputs({patcher_names[0], &rb.after, rb.outcome},
+                                                                         {o.name, &o.out, o.outcome});
                     v.patch_kind = kind;
-                    add(std::move(v), arch_name, rb.pass, name);
+                    add(std::move(v), arch_name, rb.pass, o.name);
                 }
-                if (wants(cfg, "smt-jump")) {
+                if (smt_jump) {
                     // The same input to the same pure check gives the same verdict.
-                    if (agrees) {
-                        add(*reference_jumps, arch_name, rb.pass, name);
+                    if (o.agrees) {
+                        add(*reference_jumps, arch_name, rb.pass, o.name);
                     } else {
-                        auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, outcome, out, so);
+                        auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, o.outcome, o.out, so);
                         v.patch_kind = kind;
-                        add(std::move(v), arch_name, rb.pass, name);
+                        add(std::move(v), arch_name, rb.pass, o.name);
                     }
                 }
-                return agrees;
-            };
-            for (size_t i = 0; i < others.size(); ++i) {
-                batch_agree[i] = run_other(others[i].first, *others[i].second);
-                others_agree[i] = others_agree[i] && batch_agree[i];
             }
-            if (cfg.external != nullptr) run_other(cfg.external_name, *cfg.external);
             if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
             // An external plugin may keep state between calls: its verdicts are never reused.
-            if (cfg.external == nullptr)
-                memo.push_back({&rb,
-                                std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict),
-                                                           report.verdicts.end()),
-                                batch_agree});
+            if (smt_jump && cfg.external == nullptr)
+                memo.push_back({&rb, std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict),
+                                                                report.verdicts.end())});
         }
 
         run.verdicts_to = report.verdicts.size();
