@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -84,38 +85,39 @@ public:
         for (const auto& x : t.triggers) ++s_.pass_triggers[x];
         for (const auto& r : t.unknown_reasons) ++s_.unknown_reasons[r];
     }
-    void add_line(const std::string& line) {
-        std::vector<std::string> f;
-        std::stringstream ss(line);
-        std::string x;
-        while (std::getline(ss, x, '\t')) f.push_back(x);
+    // One line of the worker protocol (tab-separated fields, see Worker). Split in place: in a
+    // single-process campaign this runs once per case.
+    void add_line(std::string_view line) {
+        std::vector<std::string_view> f;
+        split(line, '\t', f);
         if (f.size() == 8 && f[0] == "C") {
             CaseTally t;
-            t.pass = std::stoull(f[1]);
-            t.fail = std::stoull(f[2]);
-            t.unknown = std::stoull(f[3]);
-            t.skip = std::stoull(f[4]);
+            t.pass = number(f[1]);
+            t.fail = number(f[2]);
+            t.unknown = number(f[3]);
+            t.skip = number(f[4]);
+            std::vector<std::string_view> parts;
             if (f[5] != "-") {
-                std::stringstream ts(f[5]);
-                while (std::getline(ts, x, ',')) t.triggers.insert(x);
+                split(f[5], ',', parts);
+                for (auto x : parts) t.triggers.emplace(x);
             }
             if (f[6] != "-") {
-                std::stringstream us(f[6]);
-                while (std::getline(us, x, '|')) t.unknown_reasons.push_back(x);
+                split(f[6], '|', parts);
+                for (auto x : parts) t.unknown_reasons.emplace_back(x);
             }
-            t.insns = std::stoull(f[7]);
+            t.insns = number(f[7]);
             add(t);
         } else if (f.size() >= 3 && f[0] == "F") {
-            add_finding(f[1] == "1", f[2]);
+            add_finding(f[1] == "1", std::string(f[2]));
         } else if (f.size() == 1 && f[0] == "D") {
             // Detected (before triage, which may take a while): time to first detection.
             if (s_.first_finding_s < 0) s_.first_finding_s = since(t0_);
         } else if (f.size() == 2 && f[0] == "N") {
             // A failing case whose failures are all known findings.
             ++s_.known;
-            ++s_.known_hits[f[1]];
+            ++s_.known_hits[std::string(f[1])];
         } else if (f.size() == 2 && f[0] == "K") {
-            s_.corpus_added += std::stoull(f[1]);
+            s_.corpus_added += number(f[1]);
         }
     }
     void add_finding(bool new_bucket, const std::string& signature) {
@@ -126,6 +128,24 @@ public:
     }
 
 private:
+    // Fields as getline() would give them: a trailing empty field is dropped.
+    static void split(std::string_view s, char sep, std::vector<std::string_view>& out) {
+        out.clear();
+        size_t start = 0;
+        while (start < s.size()) {
+            const size_t end = std::min(s.find(sep, start), s.size());
+            out.push_back(s.substr(start, end - start));
+            start = end + 1;
+        }
+    }
+    // A count a worker wrote: anything else is a broken protocol, not input to tolerate.
+    static uint64_t number(std::string_view v) {
+        uint64_t n = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        PATCHFUZZ_CHECK(ec == std::errc() && end == v.data() + v.size(), "campaign: malformed count in a worker's report line");
+        return n;
+    }
+
     CampaignSummary& s_;
     Clock::time_point t0_;
 };

@@ -16,13 +16,24 @@
 namespace patchfuzz::harness {
 namespace {
 
+std::string kind_of(const patch::PatchBatch& b) {
+    std::string k;
+    for (const auto& p : b.patches) {
+        const char* name = p.kind == patch::PatchKind::Replace  ? "replace"
+                           : p.kind == patch::PatchKind::Remove ? "remove"
+                                                                : "insert-before";
+        if (k.find(name) == std::string::npos) k += k.empty() ? name : std::string("+") + name;
+    }
+    return k.empty() ? "none" : k;
+}
+
 // One other patcher's run on a batch the reference was given: made on the same program just
 // before the reference applies the batch, and compared with the reference's result at once.
 struct OtherRun {
     std::string name;
     patch::PatchOutcome outcome;
     bool agrees = false;  // the very outcome and program of the reference
-    Program out;          // its result; kept only when it disagrees or the SMT oracle judges it
+    Program out;          // its result; kept only when it disagrees
 };
 
 // Per batch a pass hands the reference: the evidence every oracle needs. The programs before and
@@ -30,9 +41,10 @@ struct OtherRun {
 // report); the others' agreement is settled while the program is at hand.
 struct RecordedBatch {
     std::string pass;
-    patch::PatchBatch batch;
+    std::string kind;  // kind_of(batch): what the patches do
     patch::PatchOutcome outcome;
-    Program before, after;  // empty unless kept (see above)
+    patch::PatchBatch batch;  // kept with the programs, for smt-jump
+    Program before, after;    // empty unless kept (see above)
     size_t after_len = 0;   // the reference's result's length, kept or not
     std::vector<OtherRun> others;
 };
@@ -48,20 +60,30 @@ public:
     patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
         RecordedBatch& r = out_.emplace_back();
         r.pass = current_pass;
-        r.batch = batch;
-        if (keep_programs_) r.before = prog;
-        for (const auto& [name, q] : others_) {
+        r.kind = kind_of(batch);
+        if (keep_programs_) {
+            r.batch = batch;
+            r.before = prog;
+        }
+        // Each other patcher works on its own scratch copy, assigned over the last one so its
+        // buffers are reused; only a disagreeing result is kept (moved out).
+        scratch_.resize(others_.size());
+        for (size_t i = 0; i < others_.size(); ++i) {
             OtherRun& o = r.others.emplace_back();
-            o.name = name;
-            o.out = prog;
-            o.outcome = q->apply(o.out, batch);
+            o.name = others_[i].first;
+            scratch_[i] = prog;
+            o.outcome = others_[i].second->apply(scratch_[i], batch);
         }
         r.outcome = inner_.apply(prog, batch);
         bool keep_after = keep_programs_;
-        for (OtherRun& o : r.others) {
-            o.agrees = o.outcome == r.outcome && o.out == prog;
-            if (!o.agrees) keep_after = true;
-            else o.out = Program{};  // the reference's own result stands for it
+        for (size_t i = 0; i < others_.size(); ++i) {
+            OtherRun& o = r.others[i];
+            o.agrees = o.outcome == r.outcome && scratch_[i] == prog;
+            if (!o.agrees) {
+                keep_after = true;
+                o.out = std::move(scratch_[i]);
+                scratch_[i] = Program{};
+            }
         }
         if (keep_after) r.after = prog;
         r.after_len = prog.insns.size();
@@ -74,6 +96,7 @@ private:
     std::vector<std::pair<std::string, patch::Patcher*>> others_;
     bool keep_programs_;
     std::vector<RecordedBatch>& out_;
+    std::vector<Program> scratch_;
 };
 
 bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
@@ -110,16 +133,6 @@ bool wants(const RunConfig& cfg, std::string_view oracle) {
     return false;
 }
 
-std::string kind_of(const patch::PatchBatch& b) {
-    std::string k;
-    for (const auto& p : b.patches) {
-        const char* name = p.kind == patch::PatchKind::Replace  ? "replace"
-                           : p.kind == patch::PatchKind::Remove ? "remove"
-                                                                : "insert-before";
-        if (k.find(name) == std::string::npos) k += k.empty() ? name : std::string("+") + name;
-    }
-    return k.empty() ? "none" : k;
-}
 
 // Inline proofs depend only on (arch, iterator variant): prove once per process.
 std::vector<oracles::smt::InlineProof> inline_proofs(const ArchProfile& arch, passes::IterInline iter,
@@ -298,7 +311,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                     continue;
                 }
             const size_t first_verdict = report.verdicts.size();
-            const std::string kind = kind_of(rb.batch);
+            const std::string& kind = rb.kind;
             std::optional<oracles::Verdict> reference_jumps;
             if (smt_jump) {
                 reference_jumps = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
