@@ -23,7 +23,7 @@ enum class IterInline : uint8_t { V4, V1, V3, Off };
 // Which kernel's rewrite rules to follow where they differ (issue 9): bpf-next (default), 6.1, 6.12.
 enum class KernelProfile : uint8_t { BpfNext, K6_1, K6_12 };
 
-// A field added here must also be compared by rewrites_alike() (pipeline.cpp).
+// A field added here must also be compared by options_alike_but_arch() (pipeline.cpp).
 struct RewriteOptions {
     ArchProfile arch;                  // JIT capabilities (bpf/arch/arch_profile.hpp)
     IterInline iter_inline = IterInline::V4;
@@ -71,5 +71,11 @@ PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const Rewrit
 // `prog` makes a pass read. Lets callers rewrite once for x86_64 and arm64, which differ only at
 // PROBE_MEM loads and a few helper calls. Conservative: false means "may differ".
 bool rewrites_alike(const Program& prog, const RewriteOptions& a, const RewriteOptions& b);
+// Every field of the options but the arch profile agrees.
+bool options_alike_but_arch(const RewriteOptions& a, const RewriteOptions& b);
+// How many leading passes of pass_names() read no arch profile fact (bpf_loop, dead_code): under
+// options alike but for the arch they hand a patcher the same batches on the same programs, so a
+// caller rewriting for several profiles may run them once.
+size_t arch_independent_prefix();
 
 }  // namespace patchfuzz::passes

@@ -3,6 +3,7 @@
 // fixup hosts the iterator inline; a separate pass here so it can be selected), zext.
 #include <algorithm>
 #include <functional>
+#include <iterator>
 
 #include "bpf/passes/pass_util.hpp"
 
@@ -12,11 +13,13 @@ namespace {
 struct Entry {
     std::string_view name;
     std::unique_ptr<Pass> (*make)();
+    bool reads_arch;  // whether any decision of the pass reads RewriteOptions::arch
 };
 
 constexpr Entry kPasses[] = {
-    {"bpf_loop", make_bpf_loop_pass},       {"dead_code", make_dead_code_pass}, {"misc_fixups", make_misc_fixups_pass},
-    {"iter_inline", make_iter_inline_pass}, {"zext", make_zext_pass},
+    {"bpf_loop", make_bpf_loop_pass, false},       {"dead_code", make_dead_code_pass, false},
+    {"misc_fixups", make_misc_fixups_pass, true},  {"iter_inline", make_iter_inline_pass, false},
+    {"zext", make_zext_pass, true},
 };
 
 // Counts the patches a pass emits without changing what the inner patcher does.
@@ -60,11 +63,20 @@ PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const Rewrit
     return res;
 }
 
+size_t arch_independent_prefix() {
+    size_t n = 0;
+    while (n < std::size(kPasses) && !kPasses[n].reads_arch) ++n;
+    return n;
+}
+
+bool options_alike_but_arch(const RewriteOptions& a, const RewriteOptions& b) {
+    return a.iter_inline == b.iter_inline && a.kernel == b.kernel && a.privileged == b.privileged &&
+           a.test_rnd_hi32 == b.test_rnd_hi32 && a.rnd_hi32_seed == b.rnd_hi32_seed && a.patch_call_imm == b.patch_call_imm &&
+           a.only == b.only;
+}
+
 bool rewrites_alike(const Program& prog, const RewriteOptions& a, const RewriteOptions& b) {
-    if (a.iter_inline != b.iter_inline || a.kernel != b.kernel || a.privileged != b.privileged ||
-        a.test_rnd_hi32 != b.test_rnd_hi32 || a.rnd_hi32_seed != b.rnd_hi32_seed || a.patch_call_imm != b.patch_call_imm ||
-        a.only != b.only)
-        return false;
+    if (!options_alike_but_arch(a, b)) return false;
     // zext reads needs_zext (compared by misc_fixups_arch_sensitive); the other passes read no
     // arch fact (map_lookup_inline, called from do_misc_fixups, reads supports_percpu_insn).
     return !misc_fixups_arch_sensitive(prog, a, b);

@@ -28,9 +28,18 @@ public:
 
     template <class Next>
     static void fill_bytes(std::vector<uint8_t>& bytes, Next&& next) {
-        for (size_t i = 0; i < bytes.size(); i += 8) {
+        const size_t n = bytes.size();
+        uint8_t* p = bytes.data();
+        size_t i = 0;
+        // Whole words first, byte by byte in little-endian order whatever the host's (compilers
+        // merge the eight stores into one on a little-endian host); then the tail.
+        for (; i + 8 <= n; i += 8) {
             const uint64_t v = next();
-            for (size_t k = 0; k < 8 && i + k < bytes.size(); ++k) bytes[i + k] = static_cast<uint8_t>(v >> (8 * k));
+            for (size_t k = 0; k < 8; ++k) p[i + k] = static_cast<uint8_t>(v >> (8 * k));
+        }
+        if (i < n) {
+            const uint64_t v = next();
+            for (size_t k = 0; i + k < n; ++k) p[i + k] = static_cast<uint8_t>(v >> (8 * k));
         }
     }
 

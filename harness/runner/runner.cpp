@@ -211,8 +211,18 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         const Program* rewritten = nullptr;
         bool ok = false;
         std::vector<bool> others_agree;
+        // After the passes that read no arch fact (passes::arch_independent_prefix), when they
+        // all succeeded: where a later profile with options alike but for the arch starts from,
+        // taking these verdicts instead of rewriting and judging the same batches again.
+        std::optional<Program> after_prefix;
+        uint32_t prefix_batches = 0;
+        size_t prefix_verdicts_to = 0;
+        std::map<std::string, uint32_t> prefix_triggers;
+        std::vector<bool> prefix_agree;
     };
     std::vector<ArchRun> arch_runs;
+    arch_runs.reserve(cfg.arches.size());  // `base` below points into it across emplace_back
+    const size_t prefix_passes = passes::arch_independent_prefix();
     auto add_inline_proofs = [&](const ArchProfile& arch) {
         if (!wants(cfg, "smt-inline") || c.options.iter_inline == passes::IterInline::Off) return;
         for (auto& proof : inline_proofs(arch, c.options.iter_inline, cfg.smt_timeout_ms))
@@ -225,7 +235,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         for (size_t i = 0; i < run.others_agree.size(); ++i)
             if (run.others_agree[i]) given_rewrites.push_back({std::string(arch.name), patcher_names[i + 1], run.rewritten});
     };
-    for (const auto& arch_name : cfg.arches) {
+    for (size_t ai = 0; ai < cfg.arches.size(); ++ai) {
+        const std::string& arch_name = cfg.arches[ai];
         auto arch = arch_by_name(arch_name);
         PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
         passes::RewriteOptions opts = c.options;
@@ -247,9 +258,23 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             add_exec_rewrites(*arch, *alike);
             continue;
         }
+        // An external plugin may keep state between calls: it is called for every pass too.
+        const ArchRun* base = nullptr;
+        if (c.patches.empty() && cfg.external == nullptr)
+            for (const ArchRun& r : arch_runs)
+                if (r.after_prefix && passes::options_alike_but_arch(r.opts, opts)) {
+                    base = &r;
+                    break;
+                }
         ArchRun& run = arch_runs.emplace_back();
         run.opts = opts;
         run.verdicts_from = report.verdicts.size();
+        if (base != nullptr) {
+            const std::vector<OracleVerdict> again(report.verdicts.begin() + static_cast<std::ptrdiff_t>(base->verdicts_from),
+                                                   report.verdicts.begin() + static_cast<std::ptrdiff_t>(base->prefix_verdicts_to));
+            for (OracleVerdict v : again) add(std::move(v.verdict), arch_name, v.pass, v.patcher);
+            run.triggers = base->prefix_triggers;
+        }
 
         auto reference = patch::make_patcher(patcher_names[0]);
         PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
@@ -269,7 +294,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
         RecordingPatcher recorder(*reference, others, smt_jump, batches);
         patch::Patcher& driver = per_batch || !others.empty() ? static_cast<patch::Patcher&>(recorder) : *reference;
-        Program& rewritten = rewritten_per_arch.emplace_back(c.program);
+        Program& rewritten = rewritten_per_arch.emplace_back(base != nullptr ? *base->after_prefix : c.program);
+        // Only worth a copy when a later profile may start from it.
+        const bool keep_prefix = base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
         patch::PatchOutcome final_outcome;
 
         if (!c.patches.empty()) {
@@ -280,7 +307,14 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 if (!final_outcome.ok()) break;
             }
         } else {
-            for (auto name : passes::pass_names()) {
+            const std::vector<std::string_view> names = passes::pass_names();
+            for (size_t pi = base != nullptr ? prefix_passes : 0; pi < names.size(); ++pi) {
+                const std::string_view name = names[pi];
+                if (pi == prefix_passes && keep_prefix) {
+                    run.after_prefix = rewritten;
+                    run.prefix_batches = static_cast<uint32_t>(batches.size());
+                    run.prefix_triggers = run.triggers;
+                }
                 if (!c.options.only.empty() &&
                     std::find(c.options.only.begin(), c.options.only.end(), name) == c.options.only.end())
                     continue;
@@ -294,15 +328,20 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             }
         }
         for (const auto& [pass, n] : run.triggers) report.pass_triggers[pass] += n;
-        run.batches = static_cast<uint32_t>(batches.size());
+        run.batches = (base != nullptr ? base->prefix_batches : 0) + static_cast<uint32_t>(batches.size());
         report.batches += run.batches;
 
         // Per batch: every other patcher's result compared with the reference's; the SMT jump
         // oracle on every patcher's output.
         oracles::smt::SmtOptions so;
         so.timeout_ms = cfg.smt_timeout_ms;
-        std::vector<bool> others_agree(internal_others, true);
-        for (const auto& rb : batches) {
+        std::vector<bool> others_agree = base != nullptr ? base->prefix_agree : std::vector<bool>(internal_others, true);
+        for (size_t bi = 0; bi < batches.size(); ++bi) {
+            const RecordedBatch& rb = batches[bi];
+            if (run.after_prefix && bi == run.prefix_batches) {
+                run.prefix_verdicts_to = report.verdicts.size();
+                run.prefix_agree = others_agree;
+            }
             for (size_t i = 0; i < internal_others; ++i) others_agree[i] = others_agree[i] && rb.others[i].agrees;
             if (!per_batch) continue;
             if (smt_jump)
@@ -344,6 +383,10 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                                                                 report.verdicts.end())});
         }
 
+        if (run.after_prefix && run.prefix_batches == batches.size()) {
+            run.prefix_verdicts_to = report.verdicts.size();
+            run.prefix_agree = others_agree;
+        }
         run.verdicts_to = report.verdicts.size();
         run.rewritten = &rewritten;
         run.ok = final_outcome.ok();

@@ -1,0 +1,72 @@
+// The runner judges several arch profiles of one case at once and shares work between them (a
+// profile whose rewrite is another's, and the passes that read no arch fact). Sharing must not
+// change a verdict: a case run for all profiles together gives, per profile, exactly the verdicts
+// of running that profile alone.
+#include "harness/runner/runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "gen/program_gen.hpp"
+#include "gen/rng_source.hpp"
+
+namespace patchfuzz::harness {
+namespace {
+
+// Everything a verdict says but its counterexample text, with the profile it is filed under.
+using Key = std::tuple<std::string, std::string, std::string, int, std::string, std::string, std::string, std::string>;
+
+std::vector<Key> keys_of(const CaseReport& r, const std::string& arch) {
+    std::vector<Key> out;
+    for (const auto& v : r.verdicts)
+        if (v.arch == arch)
+            out.emplace_back(v.arch, v.pass, v.patcher, static_cast<int>(v.verdict.outcome), v.verdict.oracle,
+                             v.verdict.reason, v.verdict.divergence, v.verdict.patch_kind);
+    return out;
+}
+
+Case generated_case(uint64_t seed) {
+    gen::RngSource src(seed);
+    gen::GenOptions go;
+    go.max_insns = 256;
+    Case c;
+    c.program = gen::generate(src, go).program;
+    c.seed = seed;
+    return c;
+}
+
+void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles, uint64_t cases) {
+    const std::vector<std::string> arches{"x86_64", "arm64", "jit32"};
+    uint32_t shared_prefix_cases = 0;
+    for (uint64_t seed = 1; seed <= cases; ++seed) {
+        const Case c = generated_case(seed);
+        RunConfig all;
+        all.oracles = oracles;
+        all.arches = arches;
+        const CaseReport together = run_case(c, all);
+        uint32_t batches = 0;
+        std::map<std::string, uint32_t> triggers;
+        for (const auto& arch : arches) {
+            RunConfig one = all;
+            one.arches = {arch};
+            const CaseReport alone = run_case(c, one);
+            EXPECT_EQ(keys_of(together, arch), keys_of(alone, arch)) << "seed " << seed << ", " << arch;
+            batches += alone.batches;
+            for (const auto& [pass, n] : alone.pass_triggers) triggers[pass] += n;
+        }
+        EXPECT_EQ(together.batches, batches) << "seed " << seed;
+        EXPECT_EQ(together.pass_triggers, triggers) << "seed " << seed;
+        shared_prefix_cases += together.pass_triggers.count("bpf_loop") + together.pass_triggers.count("dead_code") > 0;
+    }
+    // The arch-independent passes must have had something to share.
+    EXPECT_GE(shared_prefix_cases, cases / 4);
+}
+
+TEST(Runner, ProfilesTogetherJudgeAsEachAlone) { expect_profiles_judged_alone_alike({"structural"}, 120); }
+
+TEST(Runner, ProfilesTogetherProveJumpsAsEachAlone) { expect_profiles_judged_alone_alike({"structural", "smt-jump"}, 30); }
+
+}  // namespace
+}  // namespace patchfuzz::harness
