@@ -60,11 +60,15 @@ public:
         stop_.assign(m_, kNever);
     }
 
-    PatchOutcome run(Program& prog) {
+    // `spare_insns` / `spare_aux`: storage to build the output in (the patcher's, from an earlier
+    // batch); they get the program's old arrays back in exchange.
+    PatchOutcome run(Program& prog, std::vector<isa::Insn>& spare_insns, std::vector<InsnAux>& spare_aux) {
         const uint32_t new_len = s_[n_];
         // Built by appending (no zero-fill pass over the output).
-        std::vector<isa::Insn> out;
-        std::vector<InsnAux> aux;
+        std::vector<isa::Insn> out = std::move(spare_insns);
+        std::vector<InsnAux> aux = std::move(spare_aux);
+        out.clear();
+        aux.clear();
         out.reserve(new_len);
         aux.reserve(new_len);
 
@@ -94,12 +98,16 @@ public:
                 const uint32_t fq = static_cast<uint32_t>(bad_state - 1);
                 PatchOutcome o = erange_outcome(p_[fq], prog_.aux[p_[fq].pos].orig_idx);
                 for (uint32_t q = 0; q < fq; ++q) o.kernel_warn += warn_[q];
+                spare_insns = std::move(out);
+                spare_aux = std::move(aux);
                 return o;
             }
         }
 
         PatchOutcome ok;
         for (const auto& w : warn_) ok.kernel_warn += w;
+        spare_insns = std::move(prog.insns);
+        spare_aux = std::move(prog.aux);
         prog.insns = std::move(out);
         prog.aux = std::move(aux);
         sweep_subprogs_and_linfo(prog);
@@ -526,8 +534,13 @@ public:
         if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
         if (batch.patches.empty()) return {};
         Batch b(prog, batch);
-        return b.run(prog);
+        return b.run(prog, spare_insns_, spare_aux_);
     }
+
+private:
+    // The arrays of the program before the last batch, reused to build the next output.
+    std::vector<isa::Insn> spare_insns_;
+    std::vector<InsnAux> spare_aux_;
 };
 
 }  // namespace

@@ -267,6 +267,13 @@ public:
         // patch's backward outgoing targets in current coordinates.
         std::vector<int64_t> cum(patches.size() + 1, 0);
         int64_t delta = 0;
+        // Room for the whole batch up front (the kernel reallocates per patch; where the bytes
+        // live changes nothing modelled), and one patch buffer reused by every patch.
+        int64_t grown = 0, most = 0;
+        for (const Patch& p : patches) most = std::max(most, grown += growth(p));
+        prog.insns.reserve(prog.insns.size() + static_cast<size_t>(most));
+        prog.aux.reserve(prog.aux.size() + static_cast<size_t>(most));
+        std::vector<isa::Insn> buf;
         for (size_t q = 0; q < patches.size(); ++q) {
             const Patch& p = patches[q];
             const uint32_t cur = static_cast<uint32_t>(p.pos + delta);
@@ -298,14 +305,14 @@ public:
             };
             switch (p.kind) {
                 case PatchKind::Replace: {
-                    std::vector<isa::Insn> buf = p.insns;
+                    buf.assign(p.insns.begin(), p.insns.end());
                     to_current(buf, buf.size());
                     const uint32_t orig_idx = prog.aux[cur].orig_idx;
                     if (!env.patch_insn_data(cur, buf)) return fail(p, orig_idx, env);
                     break;
                 }
                 case PatchKind::InsertBefore: {
-                    std::vector<isa::Insn> buf = p.insns;
+                    buf.assign(p.insns.begin(), p.insns.end());
                     to_current(buf, buf.size());
                     buf.push_back(prog.insns[cur]);  // the kernel copies the insn then at pos
                     const uint32_t orig_idx = prog.aux[cur].orig_idx;

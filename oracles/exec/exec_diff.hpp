@@ -10,6 +10,7 @@
 // (jit32), so that a divergence is caused by the rewrite, not by the missing zexts.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +40,9 @@ struct ExecDiffOptions {
     uint32_t inputs = 16;                    // generated inputs per case (after `given`)
     uint64_t seed = 1;
     InputGenOptions input_gen;
-    std::vector<interp::ExecInput> given;    // run first (e.g. a .case's own inputs)
+    // Run first (e.g. a .case's own inputs). Not owned (a case's inputs are not copied for every
+    // call): they outlive the exec_diff() call.
+    std::span<const interp::ExecInput> given;
     std::vector<GivenRewrite> rewrites;      // of this very program; the rest are computed
     bool r0_full = false;                    // compare all 64 bits of r0
     uint32_t trace_context = 12;             // steps of each trace shown around a divergence

@@ -233,7 +233,8 @@ TEST(ExecDiff, MiscFixupsCauseNamesTheRowByTheInsnItReplaced) {
     interp::ExecInput in;
     in.ctx = {2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
     ExecDiffOptions o = opts_for(passes::IterInline::V4, {arch_x86_64()}, 0, 1);
-    o.given = {in};
+    const std::vector<interp::ExecInput> given{in};
+    o.given = given;
     Verdict v = exec_diff(p, o);
     ASSERT_EQ(v.outcome, Outcome::Fail) << v.reason;
     EXPECT_EQ(v.divergence, "status-mismatch");
