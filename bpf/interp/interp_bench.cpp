@@ -73,7 +73,8 @@ const Corpus& corpus() {
 }
 
 // One case = the program rewritten by both patchers under x86_64, arm64 and jit32, and the
-// original plus each rewrite executed on the case's input and compared.
+// original plus each rewrite executed on the case's input and compared. The argument: inputs
+// generated per case on top (0: the case's own input only; 4: as a campaign's runner adds).
 void BM_ExecDiffCase(benchmark::State& state) {
     const Corpus& c = corpus();
     size_t i = 0, fails = 0;
@@ -81,7 +82,7 @@ void BM_ExecDiffCase(benchmark::State& state) {
         const auto& gc = c.cases[i++ % c.cases.size()];
         oracles::exec::ExecDiffOptions o;
         o.given = gc.inputs;
-        o.inputs = 0;
+        o.inputs = static_cast<uint32_t>(state.range(0));
         oracles::Verdict v = oracles::exec::exec_diff(gc.program, o);
         fails += v.outcome == oracles::Outcome::Fail;
         benchmark::DoNotOptimize(v.outcome);
@@ -90,7 +91,7 @@ void BM_ExecDiffCase(benchmark::State& state) {
     state.counters["mean_insns"] = c.mean_insns;
     state.counters["fails"] = static_cast<double>(fails);
 }
-BENCHMARK(BM_ExecDiffCase);
+BENCHMARK(BM_ExecDiffCase)->Arg(0)->Arg(4);
 
 // Execution only (rewrites done once): what the interpreter contributes per case.
 void BM_ExecOnlyCase(benchmark::State& state) {

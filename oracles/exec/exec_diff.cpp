@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <sstream>
 
 #include "bpf/asm/disassemble.hpp"
 #include "bpf/asm/syntax.hpp"
+#include "bpf/patch/agreement_patcher.hpp"
 #include "bpf/patch/patch.hpp"
 #include "oracles/exec/zext_facts.hpp"
 
@@ -34,6 +36,8 @@ std::string bytes_hex(const std::vector<uint8_t>& b, size_t from, size_t n) {
 std::optional<Divergence> compare_bytes(const char* what, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t from,
                                         int64_t base_label) {
     if (a.size() != b.size()) return Divergence{"state-bytes-mismatch", std::string(what) + " sizes differ"};
+    // Almost always equal: one memcmp says so, the byte loop only finds where they differ.
+    if (from >= a.size() || std::memcmp(a.data() + from, b.data() + from, a.size() - from) == 0) return std::nullopt;
     for (size_t i = from; i < a.size(); ++i)
         if (a[i] != b[i]) {
             size_t s = i & ~size_t{7};
@@ -337,20 +341,42 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             if (!pr.outcome.ok()) return Verdict::skip("exec", "zext-only rewrite failed on " + std::string(a.name) + ": " + pr.outcome.log);
             pa.ref = &zref;
         }
-        for (const std::string& pn : patchers) {
-            if (const Program* g = given_rewrite(a, pn)) {
-                pa.cands.push_back({pn, g});
-                continue;
-            }
-            auto p = patch::make_patcher(pn);
-            if (!p) return Verdict::skip("exec", "unknown patcher '" + pn + "'");
-            Program& out = made.emplace_back(prog);
-            passes::PipelineResult pr = passes::run_pipeline(out, *p, ro);
-            if (!pr.outcome.ok())
-                return Verdict::skip("exec", "rewrite failed with " + pn + " on " + std::string(a.name) + " (pass " + pr.failed_pass +
-                                                 "): " + pr.outcome.log);
-            pa.cands.push_back({pn, &out});
+        // The rewrites not given are made here: the passes run once, with the first such patcher
+        // as reference and the others checked against it batch by batch (AgreementPatcher); one
+        // that disagreed somewhere makes its whole rewrite apart.
+        std::vector<const Program*> rewrite_of(patchers.size(), nullptr);
+        std::vector<std::unique_ptr<patch::Patcher>> makers(patchers.size());
+        std::vector<size_t> todo;
+        for (size_t i = 0; i < patchers.size(); ++i) {
+            rewrite_of[i] = given_rewrite(a, patchers[i]);
+            if (rewrite_of[i] != nullptr) continue;
+            makers[i] = patch::make_patcher(patchers[i]);
+            if (!makers[i]) return Verdict::skip("exec", "unknown patcher '" + patchers[i] + "'");
+            todo.push_back(i);
         }
+        auto rewrite = [&](size_t i, patch::Patcher& driver) -> std::optional<Verdict> {
+            Program& out = made.emplace_back(prog);
+            passes::PipelineResult pr = passes::run_pipeline(out, driver, ro);
+            if (!pr.outcome.ok())
+                return Verdict::skip("exec", "rewrite failed with " + patchers[i] + " on " + std::string(a.name) + " (pass " +
+                                                 pr.failed_pass + "): " + pr.outcome.log);
+            rewrite_of[i] = &out;
+            return std::nullopt;
+        };
+        if (!todo.empty()) {
+            std::vector<patch::Patcher*> others;
+            for (size_t k = 1; k < todo.size(); ++k) others.push_back(makers[todo[k]].get());
+            patch::AgreementPatcher agreement(*makers[todo[0]], others);
+            if (auto skipped = rewrite(todo[0], agreement)) return *skipped;
+            for (size_t k = 1; k < todo.size(); ++k) {
+                if (agreement.agreed(k - 1)) {
+                    rewrite_of[todo[k]] = rewrite_of[todo[0]];
+                } else if (auto skipped = rewrite(todo[k], *makers[todo[k]])) {
+                    return *skipped;
+                }
+            }
+        }
+        for (size_t i = 0; i < patchers.size(); ++i) pa.cands.push_back({patchers[i], rewrite_of[i]});
         setups.push_back(std::move(pa));
     }
 
