@@ -14,8 +14,13 @@ namespace patchfuzz::patch {
 
 class AgreementPatcher final : public Patcher {
 public:
-    AgreementPatcher(Patcher& reference, std::vector<Patcher*> others)
-        : reference_(reference), others_(std::move(others)), agreed_(others_.size(), true), scratch_(others_.size()) {}
+    // `agreed`: each other patcher's agreement on the batches before these (default: all true),
+    // e.g. those of the passes another arch profile shares.
+    AgreementPatcher(Patcher& reference, std::vector<Patcher*> others, std::vector<bool> agreed = {})
+        : reference_(reference),
+          others_(std::move(others)),
+          agreed_(agreed.empty() ? std::vector<bool>(others_.size(), true) : std::move(agreed)),
+          scratch_(others_.size()) {}
     [[nodiscard]] std::string_view name() const override { return reference_.name(); }
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
         std::vector<PatchOutcome> outcomes(others_.size());
@@ -31,6 +36,7 @@ public:
     }
     // Whether others[i] agreed with the reference on every batch so far.
     [[nodiscard]] bool agreed(size_t i) const { return agreed_[i]; }
+    [[nodiscard]] const std::vector<bool>& agreement() const { return agreed_; }
 
 private:
     Patcher& reference_;

@@ -314,6 +314,16 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         return nullptr;
     };
     std::vector<PerArch> setups;
+    // After the passes that read no arch fact (passes::arch_independent_prefix), as the first
+    // profile whose rewrites were all made here left it: a later one with options alike but for
+    // the arch starts from there (with the patchers' agreement so far) instead of redoing them.
+    struct Prefix {
+        Program prog;
+        std::vector<bool> agreed;
+        passes::RewriteOptions ro;
+    };
+    std::optional<Prefix> prefix;
+    const size_t prefix_passes = passes::arch_independent_prefix();
     for (const ArchProfile& a : archs) {
         PerArch pa{a, &prog, {}};
         passes::RewriteOptions ro = opts.rewrite;
@@ -354,20 +364,42 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             if (!makers[i]) return Verdict::skip("exec", "unknown patcher '" + patchers[i] + "'");
             todo.push_back(i);
         }
-        auto rewrite = [&](size_t i, patch::Patcher& driver) -> std::optional<Verdict> {
-            Program& out = made.emplace_back(prog);
-            passes::PipelineResult pr = passes::run_pipeline(out, driver, ro);
+        // Runs the passes of `part` (0: those that read no arch fact, 1: the rest) on `out`.
+        auto run_part = [&](size_t i, int part, Program& out, patch::Patcher& driver) -> std::optional<Verdict> {
+            passes::RewriteOptions po = ro;
+            po.only.clear();
+            const std::vector<std::string_view> names = passes::pass_names();
+            for (size_t k = part == 0 ? 0 : prefix_passes; k < (part == 0 ? prefix_passes : names.size()); ++k)
+                if (ro.only.empty() || std::find(ro.only.begin(), ro.only.end(), names[k]) != ro.only.end())
+                    po.only.emplace_back(names[k]);
+            if (po.only.empty()) return std::nullopt;  // (an empty list would mean every pass)
+            passes::PipelineResult pr = passes::run_pipeline(out, driver, po);
             if (!pr.outcome.ok())
                 return Verdict::skip("exec", "rewrite failed with " + patchers[i] + " on " + std::string(a.name) + " (pass " +
                                                  pr.failed_pass + "): " + pr.outcome.log);
+            return std::nullopt;
+        };
+        auto rewrite = [&](size_t i, patch::Patcher& driver) -> std::optional<Verdict> {
+            Program& out = made.emplace_back(prog);
+            for (int part = 0; part < 2; ++part)
+                if (auto skipped = run_part(i, part, out, driver)) return skipped;
             rewrite_of[i] = &out;
             return std::nullopt;
         };
         if (!todo.empty()) {
             std::vector<patch::Patcher*> others;
             for (size_t k = 1; k < todo.size(); ++k) others.push_back(makers[todo[k]].get());
-            patch::AgreementPatcher agreement(*makers[todo[0]], others);
-            if (auto skipped = rewrite(todo[0], agreement)) return *skipped;
+            // Every rewrite made here: the arch-free passes may be an earlier profile's.
+            const bool whole = todo.size() == patchers.size();
+            const bool from_prefix = whole && prefix && passes::options_alike_but_arch(prefix->ro, ro);
+            patch::AgreementPatcher agreement(*makers[todo[0]], others, from_prefix ? prefix->agreed : std::vector<bool>{});
+            Program& out = made.emplace_back(from_prefix ? prefix->prog : prog);
+            if (!from_prefix) {
+                if (auto skipped = run_part(todo[0], 0, out, agreement)) return *skipped;
+                if (whole && !prefix) prefix = Prefix{out, agreement.agreement(), ro};
+            }
+            if (auto skipped = run_part(todo[0], 1, out, agreement)) return *skipped;
+            rewrite_of[todo[0]] = &out;
             for (size_t k = 1; k < todo.size(); ++k) {
                 if (agreement.agreed(k - 1)) {
                     rewrite_of[todo[k]] = rewrite_of[todo[0]];
