@@ -133,7 +133,6 @@ bool wants(const RunConfig& cfg, std::string_view oracle) {
     return false;
 }
 
-
 // Inline proofs depend only on (arch, iterator variant): prove once per process.
 std::vector<oracles::smt::InlineProof> inline_proofs(const ArchProfile& arch, passes::IterInline iter,
                                                      uint32_t timeout_ms) {
