@@ -91,10 +91,12 @@ uint8_t* MapModel::array_slot(uint32_t idx) {
     return mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
 }
 
-uint8_t* MapModel::elem_slot(uint32_t reg) { return mem_.region(reg).data + kHtabElemKeyOffset + round8(def_.key_size); }
+uint32_t MapModel::elem_value_offset() const { return kHtabElemKeyOffset + round8(def_.key_size); }
+
+uint8_t* MapModel::elem_slot(uint32_t reg) { return mem_.region(reg).data + elem_value_offset(); }
 
 uint64_t MapModel::hash_value(uint32_t reg) {
-    uint64_t slot = Memory::addr(reg, kHtabElemKeyOffset + round8(def_.key_size));
+    uint64_t slot = Memory::addr(reg, elem_value_offset());
     if (!percpu_) return slot;
     return kRegionBase + (load_le(elem_slot(reg), 8) - kPercpuBase);
 }
@@ -176,7 +178,7 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
                 erase_key(victim);
                 if (victim < k.pos) --k.pos;
             }
-            const uint32_t voff = kHtabElemKeyOffset + round8(def_.key_size);
+            const uint32_t voff = elem_value_offset();
             uint32_t reg = mem_.add(voff + (percpu_ ? 8 : round8(def_.value_size)), RegionKind::MapValue);
             std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
             if (percpu_) {
@@ -211,7 +213,7 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
         erase_key(k.pos);
         return 0;
     }
-    const uint32_t voff = kHtabElemKeyOffset + round8(def_.key_size);
+    const uint32_t voff = elem_value_offset();
     if (!k.found) {
         if (elems_.size() >= def_.max_entries) return kE2big;
         uint32_t reg = mem_.add(voff + 8, RegionKind::MapValue);

@@ -99,6 +99,8 @@ private:
     std::vector<uint32_t> percpu_values_;  // per-CPU array: value region of each element
     // Address of the value inside element region `reg` (follows the per-CPU pointer when percpu).
     uint64_t hash_value(uint32_t reg);
+    // Where a hash element's value (or per-CPU pointer) starts: after the header and the key.
+    [[nodiscard]] uint32_t elem_value_offset() const;
     // Host pointer of the 8 bytes after the key in hash element region `reg`: the value, or for a
     // per-CPU hash the per-CPU pointer, or for a hash of maps the inner map pointer.
     uint8_t* elem_slot(uint32_t reg);
