@@ -20,18 +20,18 @@ public:
         : reference_(reference),
           others_(std::move(others)),
           agreed_(agreed.empty() ? std::vector<bool>(others_.size(), true) : std::move(agreed)),
-          scratch_(others_.size()) {}
+          scratch_(others_.size()),
+          outcomes_(others_.size()) {}
     [[nodiscard]] std::string_view name() const override { return reference_.name(); }
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
-        std::vector<PatchOutcome> outcomes(others_.size());
         for (size_t i = 0; i < others_.size(); ++i) {
             if (!agreed_[i]) continue;  // its rewrite is made apart anyway
             scratch_[i] = prog;         // copy-assigned: the storage of the last batch is reused
-            outcomes[i] = others_[i]->apply(scratch_[i], batch);
+            outcomes_[i] = others_[i]->apply(scratch_[i], batch);
         }
         const PatchOutcome outcome = reference_.apply(prog, batch);
         for (size_t i = 0; i < others_.size(); ++i)
-            agreed_[i] = agreed_[i] && outcomes[i] == outcome && scratch_[i] == prog;
+            agreed_[i] = agreed_[i] && outcomes_[i] == outcome && scratch_[i] == prog;
         return outcome;
     }
     // Whether others[i] agreed with the reference on every batch so far.
@@ -42,7 +42,8 @@ private:
     Patcher& reference_;
     std::vector<Patcher*> others_;
     std::vector<bool> agreed_;
-    std::vector<Program> scratch_;
+    std::vector<Program> scratch_;          // each other patcher's result of the last batch
+    std::vector<PatchOutcome> outcomes_;    // and its outcome (kept, like scratch_, for reuse)
 };
 
 }  // namespace patchfuzz::patch
