@@ -1,6 +1,6 @@
 # gen/: the generator benchmark (not in ctest) and the `patchfuzz gen` CLI tests.
 add_executable(gen_bench ${PATCHFUZZ_SOURCE_ROOT}/gen/gen_bench.cpp)
-target_link_libraries(gen_bench PRIVATE patchfuzz_gen)
+target_link_libraries(gen_bench PRIVATE patchfuzz_gen ${PATCHFUZZ_MALLOC_LIB})
 set_target_properties(gen_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/gen)
 
 set(GEN_OUT ${CMAKE_BINARY_DIR}/gen_cli_out)

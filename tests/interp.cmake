@@ -9,7 +9,7 @@ set_target_properties(patchfuzz-conformance-plugin PROPERTIES RUNTIME_OUTPUT_DIR
 
 # Benchmarks (not in ctest): interpreter insns/s on the bpf_for loop, execution differential cases/s.
 add_executable(interp_bench ${PATCHFUZZ_SOURCE_ROOT}/bpf/interp/interp_bench.cpp)
-target_link_libraries(interp_bench PRIVATE patchfuzz_oracles patchfuzz_gen patchfuzz_interp benchmark::benchmark Threads::Threads)
+target_link_libraries(interp_bench PRIVATE patchfuzz_oracles patchfuzz_gen patchfuzz_interp benchmark::benchmark Threads::Threads ${PATCHFUZZ_MALLOC_LIB})
 
 # The suite: all 313 pass, all 60 negatives fail as expected.
 add_test(NAME conformance_suite COMMAND $<TARGET_FILE:patchfuzz> conformance ${PF_CONF}/tests)
