@@ -14,6 +14,7 @@
 #include "bpf/interp/map_model.hpp"
 #include "bpf/interp/memory.hpp"
 #include "bpf/isa/insn.hpp"
+#include "bpf/isa/insn_def32.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/internal_calls.hpp"
 #include "bpf/util/rng.hpp"
@@ -122,13 +123,16 @@ std::string hex(uint64_t v) {
 // A program decoded for one arch's semantics (see Executable in interp.hpp): the decode depends on
 // the profile only through movsx_as_mov, and on nothing of an input.
 struct DecodedProgram {
-    DecodedProgram(const Program& prog, const ArchProfile& arch) : prog_(prog), arch_(arch) { decode(); }
+    DecodedProgram(const Program& prog, const ArchProfile& arch, ZextMarks marks) : prog_(prog), arch_(arch), marks_(marks) {
+        decode();
+    }
     void decode();
     DInsn decode_one(uint32_t pc, std::string& why);
     [[maybe_unused]] bool decodes_alike(uint32_t pc, const DInsn& d);  // for assert()
 
     const Program& prog_;
     const ArchProfile arch_;
+    const ZextMarks marks_;
     std::vector<DInsn> code_;
     std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
 };
@@ -143,6 +147,7 @@ public:
         : prog_(decoded.prog_),
           in_(in),
           arch_(decoded.arch_),
+          marks_(decoded.marks_),
           opts_(opts),
           res_(out),
           effects_(out.effects),
@@ -157,7 +162,7 @@ public:
 private:
     // setup
     bool setup();
-    template <bool kCost, bool kTrace>
+    template <bool kCost, bool kTrace, bool kZextMarks>
     void loop();
 
     // faults
@@ -186,6 +191,7 @@ private:
     const Program& prog_;
     const ExecInput& in_;
     const ArchProfile& arch_;
+    const ZextMarks marks_;
     const ExecOptions& opts_;
     ExecResult& res_;
     EffectLog effects_;  // into res_.effects
@@ -1114,11 +1120,12 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
     return true;
 }
 
-template <bool kCost, bool kTrace>
+template <bool kCost, bool kTrace, bool kZextMarks>
 void Machine::loop() {
     uint64_t* const r = r_;
     const DInsn* const code = code_.data();
     const uint64_t keep = hi_keep_;
+    [[maybe_unused]] const InsnAux* const aux = prog_.aux.data();
     uint32_t pc = 0;
     uint64_t steps = steps_;
     const uint64_t budget = budget_;
@@ -1486,6 +1493,15 @@ void Machine::loop() {
                 return;
             }
         }
+        if constexpr (kZextMarks) {
+            // ZextMarks::Apply. Only insns that fall through get here; the others define no
+            // register (jumps, calls, exit) or a 64-bit one (ld_imm64), where a mark is
+            // meaningless (the zext pass refuses or splits such an insn).
+            if (aux[pc].zext_dst) {
+                const int reg = isa::insn_def_regno(prog_.insns[pc]);
+                if (reg >= 0) r[reg] = static_cast<uint32_t>(r[reg]);
+            }
+        }
         if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
         ++pc;
     }
@@ -1509,10 +1525,14 @@ void Machine::run() {
     frames_[0].may_goto = static_cast<uint32_t>(isa::kMaxLoops);
     frames_[0].cb_pc = 0xffffffffu;
     if (opts_.trace_last) ring_.resize(opts_.trace_last);
-    if (cost_ && opts_.trace_last) loop<true, true>();
-    else if (cost_) loop<true, false>();
-    else if (opts_.trace_last) loop<false, true>();
-    else loop<false, false>();
+    // The cost model never runs with zext marks applied (it measures rewritten programs).
+    if (marks_ == ZextMarks::Apply) {
+        if (opts_.trace_last) loop<false, true, true>();
+        else loop<false, false, true>();
+    } else if (cost_ && opts_.trace_last) loop<true, true, false>();
+    else if (cost_) loop<true, false, false>();
+    else if (opts_.trace_last) loop<false, true, false>();
+    else loop<false, false, false>();
     res_.steps = steps_;
     res_.r0 = r_[0];
     res_.stack.assign(mem_.region(0).data, mem_.region(0).data + kStackSize);
@@ -1531,12 +1551,14 @@ void Machine::run() {
 
 }  // namespace
 
-Executable::Executable(const Program& prog, const ArchProfile& arch) : decoded_(std::make_unique<const DecodedProgram>(prog, arch)) {}
+Executable::Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks)
+    : decoded_(std::make_unique<const DecodedProgram>(prog, arch, marks)) {}
 Executable::~Executable() = default;
 Executable::Executable(Executable&&) noexcept = default;
 Executable& Executable::operator=(Executable&&) noexcept = default;
 const Program& Executable::program() const { return decoded_->prog_; }
 const ArchProfile& Executable::arch() const { return decoded_->arch_; }
+ZextMarks Executable::zext_marks() const { return decoded_->marks_; }
 
 void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out) {
     Machine m(*exe.decoded_, in, opts, out);
@@ -1549,8 +1571,8 @@ ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions
     return r;
 }
 
-ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts) {
-    return execute(Executable(prog, arch), in, opts);
+ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts, ZextMarks marks) {
+    return execute(Executable(prog, arch, marks), in, opts);
 }
 
 }  // namespace patchfuzz::interp

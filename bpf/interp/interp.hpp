@@ -100,8 +100,19 @@ struct ExecOptions {
     bool collect_maps = true;       // fill ExecResult::maps (map_digests are always filled)
 };
 
+// How a run treats the verifier's zext_dst marks (InsnAux::zext_dst).
+enum class ZextMarks : uint8_t {
+    Ignore,  // the program as it is (a rewritten program carries its zexts as insns)
+    // After each marked insn, zero-extend the register it defines (insn_def_regno): what the zext
+    // the verifier inserts there for a JIT that needs one (bpf_jit_needs_zext; the zext pass)
+    // does. The original program run this way is what such a JIT must compute, with no pass
+    // involved — so the execution oracle's reference for jit32 does not trust the zext pass.
+    Apply,
+};
+
 // Runs `prog` from insn 0. Never throws, never aborts on program behaviour.
-ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts = {});
+ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& arch, const ExecOptions& opts = {},
+                   ZextMarks marks = ZextMarks::Ignore);
 
 // A program decoded once for one profile's semantics, to run on many inputs (the execution
 // oracle runs each program on several): execute(Executable(p, a), in) == execute(p, in, a).
@@ -109,12 +120,13 @@ ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& 
 struct DecodedProgram;
 class Executable {
 public:
-    Executable(const Program& prog, const ArchProfile& arch);
+    Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks = ZextMarks::Ignore);
     ~Executable();
     Executable(Executable&&) noexcept;
     Executable& operator=(Executable&&) noexcept;
     [[nodiscard]] const Program& program() const;
     [[nodiscard]] const ArchProfile& arch() const;
+    [[nodiscard]] ZextMarks zext_marks() const;
 
 private:
     std::unique_ptr<const DecodedProgram> decoded_;

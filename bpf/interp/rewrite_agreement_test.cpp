@@ -4,7 +4,8 @@
 // load) and the same program with the sequence of bpf/passes in its place end alike, and both give
 // the value the kernel's semantics give (written out here, not taken from the interpreter).
 // Covers the map-in-map lookup inlines (array_of_map_gen_lookup, htab_of_map_gen_lookup),
-// bpf_gen_ld_abs, and the get_branch_snapshot inline.
+// bpf_gen_ld_abs, the get_branch_snapshot inline, and the zext pass against ZextMarks::Apply (the
+// execution oracle's reference for a JIT that needs explicit zexts).
 //
 // Links bpf/passes (see bpf/CMakeLists.txt); host-only like every RapidCheck test, so the BPF-only
 // (arm64) build, which has no passes library, never builds it.
@@ -18,6 +19,9 @@
 
 #include "bpf/interp/interp.hpp"
 #include "bpf/isa/insn.hpp"
+#include "bpf/isa/insn_def32.hpp"
+#include "bpf/passes/pass.hpp"
+#include "bpf/patch/patch.hpp"
 #include "bpf/passes/helper_call_inlines.hpp"
 #include "bpf/passes/ld_abs.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
@@ -246,6 +250,80 @@ RC_GTEST_PROP(RewriteAgreement, GetBranchSnapshotAgrees, (uint32_t size, uint64_
         RC_ASSERT(a.r0 == b.r0);
         RC_ASSERT(a.stack == b.stack);
     }
+}
+
+// ---- zext_dst marks ----------------------------------------------------------------------------
+// r2 = 0xffffffff00000005; w2 += 1 (marked); r0 = r2: a zext JIT keeps the upper half of a 32-bit
+// def unless the verifier's zext follows it, so the mark alone decides r0 there.
+TEST(RewriteAgreement, ZextMarksDecideTheUpperHalfOnAZextJit) {
+    Program p = make_program({ldimm64_lo(2, 0, 5), ldimm64_hi(-1), alu32_imm(BPF_ADD, 2, 1), mov64_reg(0, 2), exit_insn()});
+    ExecInput in;
+    EXPECT_EQ(execute(p, in, arch_jit32()).r0, 0xffffffff00000006ULL);
+    EXPECT_EQ(execute(p, in, arch_jit32(), {}, ZextMarks::Apply).r0, 0xffffffff00000006ULL);  // no mark yet
+    p.aux[2].zext_dst = true;
+    EXPECT_EQ(execute(p, in, arch_jit32()).r0, 0xffffffff00000006ULL);
+    EXPECT_EQ(execute(p, in, arch_jit32(), {}, ZextMarks::Apply).r0, 6u);
+    EXPECT_EQ(execute(p, in, arch_x86_64(), {}, ZextMarks::Apply).r0, 6u);
+    // A 32-bit fetch-add defines its source register, whose upper half the JIT keeps as well.
+    Program f = make_program({ldimm64_lo(3, 0, 7), ldimm64_hi(-1), st(BPF_DW, 10, -8, 40),
+                              make(BPF_STX | BPF_ATOMIC | BPF_W, 10, 3, -8, BPF_ADD | BPF_FETCH), mov64_reg(0, 3), exit_insn()});
+    f.aux[4].zext_dst = true;
+    EXPECT_EQ(execute(f, in, arch_jit32(), {}, ZextMarks::Apply).r0, 40u);
+}
+
+// Straight-line code of 32- and 64-bit defs with random zext_dst marks on the 32-bit ones: the
+// zext pass's output run as it is gives what the original gives with the marks applied, on the
+// zext JIT; on x86_64 (implicit zero-extension) applying the marks changes nothing.
+RC_GTEST_PROP(RewriteAgreement, ZextPassAgreesWithAppliedMarks, ()) {
+    std::vector<Insn> code;
+    for (uint8_t r = 1; r <= 5; ++r) {
+        const auto v = *rc::gen::arbitrary<uint64_t>();
+        code.push_back(ldimm64_lo(r, 0, static_cast<int32_t>(static_cast<uint32_t>(v))));
+        code.push_back(ldimm64_hi(static_cast<int32_t>(static_cast<uint32_t>(v >> 32))));
+    }
+    code.push_back(stx(BPF_DW, 10, 1, -8));
+    code.push_back(stx(BPF_DW, 10, 2, -16));
+    const auto body = *rc::gen::container<std::vector<std::tuple<int, uint8_t, uint8_t, int32_t>>>(
+        rc::gen::tuple(rc::gen::inRange(0, 10), rc::gen::inRange<uint8_t>(1, 6), rc::gen::inRange<uint8_t>(1, 6), rc::gen::arbitrary<int32_t>()));
+    for (const auto& [kind, d, s, imm] : body) {
+        switch (kind) {
+            case 0: code.push_back(alu32_imm(BPF_ADD, d, imm)); break;
+            case 1: code.push_back(alu32_reg(BPF_XOR, d, s)); break;
+            case 2: code.push_back(mov32_reg(d, s)); break;
+            case 3: code.push_back(alu32_imm(BPF_LSH, d, imm & 31)); break;
+            case 4: code.push_back(alu64_reg(BPF_ADD, d, s)); break;
+            case 5: code.push_back(alu64_imm(BPF_RSH, d, imm & 63)); break;
+            case 6: code.push_back(ldx(BPF_W, d, 10, -8)); break;
+            case 7: code.push_back(ldx(BPF_H, d, 10, -14)); break;
+            case 8: code.push_back(make(BPF_STX | BPF_ATOMIC | BPF_W, 10, s, -16, BPF_XOR | BPF_FETCH)); break;
+            case 9: code.push_back(make(BPF_ALU | BPF_NEG, d, 0, 0, 0)); break;
+            default: code.push_back(make(BPF_ALU | BPF_END | BPF_TO_LE, d, 0, 0, 16)); break;
+        }
+        code.push_back(stx(BPF_DW, 10, d, -24));  // every def's 64 bits reach the stack
+    }
+    code.push_back(mov64_reg(0, 1));
+    for (uint8_t r = 2; r <= 5; ++r) code.push_back(alu64_reg(BPF_XOR, 0, r));
+    code.push_back(exit_insn());
+    Program p = make_program(std::move(code));
+    for (size_t i = 0; i < p.insns.size(); ++i)
+        if (isa::insn_has_def32(p.insns[i])) p.aux[i].zext_dst = *rc::gen::arbitrary<bool>();
+
+    passes::RewriteOptions ro;
+    ro.arch = arch_jit32();
+    ro.only = {"zext"};
+    Program z = p;
+    auto patcher = patch::make_patcher("incremental");
+    RC_ASSERT(passes::run_pipeline(z, *patcher, ro).outcome.ok());
+
+    ExecInput in;
+    const ExecResult marked = execute(p, in, arch_jit32(), {}, ZextMarks::Apply), zexted = execute(z, in, arch_jit32());
+    RC_ASSERT(marked.status == S::Ok);
+    RC_ASSERT(zexted.status == S::Ok);
+    RC_ASSERT(marked.r0 == zexted.r0);
+    RC_ASSERT(marked.stack == zexted.stack);
+    const ExecResult x86 = execute(p, in, arch_x86_64()), x86_marked = execute(p, in, arch_x86_64(), {}, ZextMarks::Apply);
+    RC_ASSERT(x86.r0 == x86_marked.r0);
+    RC_ASSERT(x86.stack == x86_marked.stack);
 }
 
 }  // namespace

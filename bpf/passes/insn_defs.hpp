@@ -10,7 +10,7 @@ namespace patchfuzz::passes {
 // R0 for CMPXCHG; dst for load-acquire; src for fetching atomics; dst for everything else.
 int def_regno(const isa::Insn& i);
 // is_reg64(insn, def_regno, NULL, DST_OP): the definition writes all 64 bits (true when there is
-// no definition). These delegate to bpf/patch/insn_def32.hpp so passes and patchers agree.
+// no definition). These delegate to bpf/isa/insn_def32.hpp so passes and patchers agree.
 bool def_is_reg64(const isa::Insn& i);
 // insn_has_def32(): defines a register and only its low 32 bits.
 bool has_def32(const isa::Insn& i);

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "bpf/patch/index_map.hpp"
-#include "bpf/patch/insn_def32.hpp"
+#include "bpf/isa/insn_def32.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/patch/patch_rules.hpp"
 #include "bpf/util/check.hpp"
@@ -245,11 +245,11 @@ private:
         for (size_t j = 0; j + 1 < len; ++j) {
             InsnAux a{};
             a.seen = orig.seen;
-            a.zext_dst = insn_has_def32(out[base + j]);
+            a.zext_dst = isa::insn_has_def32(out[base + j]);
             aux.push_back(a);
         }
         aux.push_back(orig);
-        aux.back().zext_dst = insn_has_def32(out[base + len - 1]);
+        aux.back().zext_dst = isa::insn_has_def32(out[base + len - 1]);
     }
 
     // adjust_jmp_off() overflow: the walk stops at the first overflowing (forward) jump in index

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "bpf/patch/insn_def32.hpp"
+#include "bpf/isa/insn_def32.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/patch/patch_rules.hpp"
 
@@ -98,7 +98,7 @@ public:
         auto& aux = prog_.aux;
         const auto& insns = prog_.insns;
         const bool old_seen = aux[off].seen;
-        aux[off].zext_dst = insn_has_def32(insns[off + cnt - 1]);
+        aux[off].zext_dst = isa::insn_has_def32(insns[off + cnt - 1]);
         if (cnt == 1) return;
         const size_t prog_len = insns.size();
         std::move_backward(aux.begin() + off, aux.begin() + static_cast<ptrdiff_t>(prog_len - cnt + 1),
@@ -106,7 +106,7 @@ public:
         for (uint32_t i = off; i < off + cnt - 1; ++i) {
             aux[i] = InsnAux{};
             aux[i].seen = old_seen;
-            aux[i].zext_dst = insn_has_def32(insns[i]);
+            aux[i].zext_dst = isa::insn_has_def32(insns[i]);
         }
     }
 

@@ -2,7 +2,7 @@
 // patchers. Expected values are worked out by hand from the spec text (comments show the steps).
 #include <gtest/gtest.h>
 
-#include "bpf/patch/insn_def32.hpp"
+#include "bpf/isa/insn_def32.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/patch/patch_rules.hpp"
 

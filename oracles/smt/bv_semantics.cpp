@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "bpf/patch/insn_def32.hpp"
+#include "bpf/isa/insn_def32.hpp"
 
 namespace patchfuzz::oracles::smt {
 namespace {
@@ -95,7 +95,7 @@ std::vector<Insn> with_zext_markers(std::span<const Insn> code) {
     int64_t extra = 0;
     for (size_t i = 0; i < n; ++i) {
         pos[i] = static_cast<int64_t>(i) + extra;
-        if (patch::insn_has_def32(code[i]) && !isa::is_zext_marker(code[i])) ++extra;
+        if (isa::insn_has_def32(code[i]) && !isa::is_zext_marker(code[i])) ++extra;
     }
     pos[n] = static_cast<int64_t>(n) + extra;
     std::vector<Insn> out;
@@ -110,7 +110,7 @@ std::vector<Insn> with_zext_markers(std::span<const Insn> code) {
             }
         }
         out.push_back(in);
-        if (patch::insn_has_def32(code[i]) && !isa::is_zext_marker(code[i])) out.push_back(isa::zext_marker(code[i].dst_reg));
+        if (isa::insn_has_def32(code[i]) && !isa::is_zext_marker(code[i])) out.push_back(isa::zext_marker(code[i].dst_reg));
     }
     return out;
 }

@@ -1,6 +1,6 @@
-#include "bpf/patch/insn_def32.hpp"
+#include "bpf/isa/insn_def32.hpp"
 
-namespace patchfuzz::patch {
+namespace patchfuzz::isa {
 
 // Model of insn_def_regno() (verifier.c): jumps and ST define nothing; STX defines only through
 // atomics (CMPXCHG -> R0, load-acquire -> dst, any FETCH op -> src); everything else its dst.
@@ -48,4 +48,4 @@ bool insn_has_def32(const isa::Insn& insn) {
     return !is_reg64_dst(insn);
 }
 
-}  // namespace patchfuzz::patch
+}  // namespace patchfuzz::isa
