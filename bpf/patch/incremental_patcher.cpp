@@ -4,6 +4,13 @@
 // side table is scanned. A batch is applied the way every verifier pass loops: ascending original
 // positions with a running delta (§5.1).
 //
+// The branch walks come in two costs with one result (BranchWalk in patch.hpp): EveryInsn visits
+// every insn as bpf_adj_branches does (what `patchfuzz bench` times: the kernel's O(N) per
+// patch); Indexed visits only the insns with a displacement, from a list kept in step with the
+// patches, in the same order, so the same fields are written and the same first -ERANGE stops
+// it. The tail move keeps a patch O(N) either way; fuzzing campaigns use Indexed, where the walks
+// were a tenth of all the work.
+//
 // Kernel functions modelled (names as in kernel/bpf/core.c, fixups.c, bpf_insn_array.c):
 //   bpf_patch_insn_data, bpf_patch_insn_single, bpf_adj_branches, bpf_adj_linfo,
 //   adjust_insn_aux_data, adjust_subprog_starts, adjust_insn_arrays, adjust_poke_descs,
@@ -26,7 +33,27 @@ constexpr int64_t kS16Max = 32767;
 
 class Env {
 public:
-    explicit Env(Program& prog) : prog_(prog) {}
+    Env(Program& prog, BranchWalk walk) : prog_(prog), indexed_(walk == BranchWalk::Indexed) {
+        if (!indexed_) return;
+        const auto& insns = prog_.insns;
+        for (uint32_t i = 0; i < insns.size(); ++i)
+            if (has_disp(insns[i])) jumpers_.push_back(i);
+    }
+
+    // Calls visit(i) for every insn index a branch walk must consider, ascending, until it
+    // returns false; false if it did.
+    template <typename Visit>
+    bool walk(Visit&& visit) {
+        if (indexed_) {
+            for (const uint32_t i : jumpers_)
+                if (!visit(static_cast<int64_t>(i))) return false;
+            return true;
+        }
+        const int64_t n = static_cast<int64_t>(prog_.insns.size());
+        for (int64_t i = 0; i < n; ++i)
+            if (!visit(i)) return false;
+        return true;
+    }
 
     // bpf_adj_branches(prog, pos, end_old, end_new, probe). In probe mode the program is the
     // unpatched image and every old insn except the one at `pos` is evaluated at its future index
@@ -49,18 +76,29 @@ public:
         };
         auto& insns = prog_.insns;
         if (probe) {
-            const int64_t old_len = static_cast<int64_t>(insns.size());
-            for (int64_t i = 0; i < pos; ++i)
-                if (!eval(insns[static_cast<size_t>(i)], i)) return false;
-            // The kernel jumps from `pos` to end_new / end_old; when `pos` was the last insn it
-            // evaluates one stale slot past the old end (§2 step 3): we evaluate nothing there.
-            for (int64_t o = end_old; o < old_len; ++o)
-                if (!eval(insns[static_cast<size_t>(o)], o + delta)) return false;
-            return true;
+            // The old image: insns before `pos` at their index, those from end_old on at their
+            // future one. The kernel jumps from `pos` to end_new / end_old; when `pos` was the last
+            // insn it evaluates one stale slot past the old end (§2 step 3): we evaluate nothing there.
+            return walk([&](int64_t i) {
+                if (i < pos) return eval(insns[static_cast<size_t>(i)], i);
+                return i < end_old || eval(insns[static_cast<size_t>(i)], i + delta);
+            });
         }
-        for (size_t i = 0; i < insns.size(); ++i)
-            if (!eval(insns[i], static_cast<int64_t>(i))) return false;
-        return true;
+        return walk([&](int64_t i) { return eval(insns[static_cast<size_t>(i)], i); });
+    }
+
+    // Indexed walks: the list after insns [off, off + old_cnt) became the new_cnt insns now at
+    // [off, off + new_cnt) (an insertion when new_cnt > old_cnt, a removal when new_cnt is 0).
+    void replaced(uint32_t off, uint32_t old_cnt, uint32_t new_cnt) {
+        if (!indexed_) return;
+        auto first = std::lower_bound(jumpers_.begin(), jumpers_.end(), off);
+        auto last = std::lower_bound(first, jumpers_.end(), off + old_cnt);
+        const int64_t shift = int64_t{new_cnt} - int64_t{old_cnt};
+        for (auto it = last; it != jumpers_.end(); ++it) *it = static_cast<uint32_t>(*it + shift);
+        first = jumpers_.erase(first, last);
+        const auto& insns = prog_.insns;
+        for (uint32_t i = off; i < off + new_cnt; ++i)
+            if (has_disp(insns[i])) first = jumpers_.insert(first, i) + 1;
     }
 
     // bpf_adj_linfo(prog, off, delta)
@@ -76,6 +114,7 @@ public:
         const size_t len = patch.size();
         if (len == 1) {  // fast path: overwrite, nothing else moves
             insns[off] = patch[0];
+            replaced(off, 1, 1);
             return true;
         }
         const size_t old_len = insns.size();
@@ -86,6 +125,7 @@ public:
         insns.resize(new_len);
         std::memmove(&insns[off + len], &insns[off + 1], (old_len - off - 1) * sizeof(isa::Insn));
         std::copy(patch.begin(), patch.end(), insns.begin() + off);
+        replaced(off, 1, static_cast<uint32_t>(len));
         // The kernel BUG()s if this fails; only reachable with targets outside the program, where
         // we report it like the probe failure so both patchers agree.
         if (!adj_branches(off, off + 1, off + static_cast<int64_t>(len), false)) return false;
@@ -151,19 +191,22 @@ public:
     // -ERANGE, which the kernel callers only WARN about.
     void adjust_jmp_off(uint32_t tgt, uint32_t delta) {
         auto& insns = prog_.insns;
-        for (size_t i = 0; i < insns.size(); ++i) {
-            if (tgt <= i && i < uint64_t{tgt} + delta) continue;
+        // jmp_off_field() is a subset of adj_field(): the walk's list has every insn to consider.
+        walk([&](int64_t at) {
+            const auto i = static_cast<size_t>(at);
+            if (tgt <= i && i < uint64_t{tgt} + delta) return true;
             const Field f = jmp_off_field(insns[i]);
-            if (f == Field::None) continue;
+            if (f == Field::None) return true;
             const int64_t d = get_disp(insns[i], f);
-            if (static_cast<int64_t>(i) + 1 + d != tgt) continue;
+            if (at + 1 + d != tgt) return true;
             if (!fits(f, d + delta)) {
                 warn_ += "adjust_jmp_off(tgt " + std::to_string(tgt) + ", delta " + std::to_string(delta) +
                          "): insn " + std::to_string(i) + ": -ERANGE\n";
-                return;
+                return false;
             }
             set_disp(insns[i], f, d + delta);
-        }
+            return true;
+        });
     }
 
     // adjust_subprog_starts_after_remove(env, off, cnt), including func_info deletion.
@@ -238,6 +281,7 @@ public:
         const size_t old_len = insns.size();
         std::memmove(&insns[off], &insns[off + cnt], (old_len - off - cnt) * sizeof(isa::Insn));
         insns.resize(old_len - cnt);
+        replaced(off, cnt, 0);
         if (!adj_branches(off, off + static_cast<int64_t>(cnt), off, false)) return false;
         adjust_subprog_starts_after_remove(off, cnt);
         adj_linfo_after_remove(off, cnt);
@@ -251,17 +295,24 @@ public:
     std::string& warn() { return warn_; }
 
 private:
+    // Can a branch walk change this insn (adj_field() != None)? The opcode table first: most
+    // insns are neither jumps nor ld_imm64.
+    static bool has_disp(const isa::Insn& insn) { return kMayAdjust[insn.code] && adj_field(insn) != Field::None; }
+
     Program& prog_;
+    const bool indexed_;
+    std::vector<uint32_t> jumpers_;  // Indexed: ascending indices of the insns with has_disp()
     std::string warn_;
 };
 
 class IncrementalPatcher final : public Patcher {
 public:
+    explicit IncrementalPatcher(BranchWalk walk) : walk_(walk) {}
     [[nodiscard]] std::string_view name() const override { return "incremental"; }
 
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
         if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
-        Env env(prog);
+        Env env(prog, walk_);
         const auto& patches = batch.patches;
         // Applied patches so far (their original positions and cumulative growth), to express a
         // patch's backward outgoing targets in current coordinates.
@@ -333,6 +384,8 @@ public:
     }
 
 private:
+    const BranchWalk walk_;
+
     static PatchOutcome fail(const Patch& p, uint32_t orig_idx, Env& env) {
         PatchOutcome o = erange_outcome(p, orig_idx);
         o.kernel_warn = env.warn();
@@ -342,6 +395,6 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Patcher> make_incremental_patcher() { return std::make_unique<IncrementalPatcher>(); }
+std::unique_ptr<Patcher> make_incremental_patcher(BranchWalk walk) { return std::make_unique<IncrementalPatcher>(walk); }
 
 }  // namespace patchfuzz::patch

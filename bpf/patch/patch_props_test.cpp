@@ -2,6 +2,8 @@
 // patcher produces — full Program equality and the same outcome — on random programs x random
 // batches, including programs that cross 32767 insns so that -ERANGE and the adjust_jmp_off() WARN
 // must agree. Inputs come from a seed (printed by RapidCheck on failure) through patch_test_gen.hpp.
+// The incremental patcher's two branch walks (BranchWalk) must leave the very same program and
+// outcome, also when a walk stops at -ERANGE half-way.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -17,18 +19,21 @@ using namespace isa;
 using testgen::BatchOpts;
 
 struct Both {
-    PatchOutcome inc, bat;
-    Program pi, pb;
+    PatchOutcome inc, bat, every;
+    Program pi, pb, pe;  // pe: the incremental patcher walking every insn
 };
 
 Both run_both(const Program& prog, const PatchBatch& batch) {
-    Both b{.pi = prog, .pb = prog};
+    Both b{.pi = prog, .pb = prog, .pe = prog};
     b.inc = make_patcher("incremental")->apply(b.pi, batch);
     b.bat = make_patcher("batched")->apply(b.pb, batch);
+    b.every = make_incremental_patcher(BranchWalk::EveryInsn)->apply(b.pe, batch);
     return b;
 }
 
 void assert_same(const Both& b) {
+    RC_ASSERT(b.inc == b.every);
+    RC_ASSERT(b.pi == b.pe);
     RC_ASSERT(b.inc == b.bat);
     if (b.inc.ok()) RC_ASSERT(b.pi == b.pb);
 }
@@ -141,6 +146,8 @@ TEST(PatcherEquivalence, AcrossTheS16Limit) {
         Rng r(seed * 0x9e3779b97f4a7c15ULL);
         Big big = gen_big(r);
         Both b = run_both(big.prog, big.batch);
+        ASSERT_EQ(b.inc, b.every) << "seed " << seed;
+        ASSERT_TRUE(b.pi == b.pe) << "seed " << seed;  // also what a failed walk left behind
         ASSERT_EQ(b.inc, b.bat) << "seed " << seed << " inc log '" << b.inc.log << "' bat log '" << b.bat.log << "'";
         if (b.inc.ok()) {
             ASSERT_TRUE(b.pi == b.pb) << "seed " << seed;
