@@ -132,6 +132,18 @@ private:
                                       .name = std::string(info->name)});
     }
 
+    // A function after the current one (callees are generated before their callers) with role
+    // `r`, by one pick among them; UINT32_MAX when there is none. Counted in place: a list of
+    // the candidates would cost an allocation per call site.
+    uint32_t pick_callee(Role r) {
+        uint32_t count = 0;
+        for (uint32_t g = cur_ + 1; g < fns_.size(); ++g) count += fns_[g].role == r ? 1 : 0;
+        if (count == 0) return UINT32_MAX;
+        uint32_t nth = s_.pick(count, Tag::Misc);
+        for (uint32_t g = cur_ + 1;; ++g)
+            if (fns_[g].role == r && nth-- == 0) return g;
+    }
+
     // ---- structure ----
     void function(uint32_t idx, uint32_t limit);
     void block(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit, uint32_t want);
@@ -266,7 +278,7 @@ GeneratedCase Builder::run() {
     passes::add_zext_marks(p_);
     GeneratedCase c;
     c.inputs = make_inputs(p_, s_, o_.inputs);
-    c.stats = analyze(p_);
+    if (o_.compute_stats) c.stats = analyze(p_);
     c.program = std::move(p_);
     return c;
 }
@@ -807,11 +819,9 @@ void Builder::item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
             return alu(f);
         case Item::CallSub: {
             if (f.role == Role::Callback || loop_depth > 0) return alu(f);
-            std::vector<uint32_t> cands;
-            for (uint32_t g = cur_ + 1; g < fns_.size(); ++g)
-                if (fns_[g].role == Role::Normal) cands.push_back(g);
-            if (cands.empty()) return alu(f);
-            return call_sub(f, cands[s_.pick(static_cast<uint32_t>(cands.size()), Tag::Misc)]);
+            const uint32_t g = pick_callee(Role::Normal);
+            if (g == UINT32_MAX) return alu(f);
+            return call_sub(f, g);
         }
         case Item::Helper:
             emit(f, isa::call_helper(BPF_FUNC_ktime_get_ns));
@@ -854,11 +864,9 @@ void Builder::item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
             return alu(f);
         case Item::BpfLoop: {
             if (f.role == Role::Callback || loop_depth > 0) return alu(f);
-            std::vector<uint32_t> cands;
-            for (uint32_t g = cur_ + 1; g < fns_.size(); ++g)
-                if (fns_[g].role == Role::Callback) cands.push_back(g);
-            if (cands.empty()) return alu(f);
-            return bpf_loop(f, cands[s_.pick(static_cast<uint32_t>(cands.size()), Tag::Misc)]);
+            const uint32_t g = pick_callee(Role::Callback);
+            if (g == UINT32_MAX) return alu(f);
+            return bpf_loop(f, g);
         }
         case Item::TailCall: {
             if (!main) return alu(f);
@@ -1017,6 +1025,9 @@ void Builder::finish() {
     const bool btf = s_.draw(0, 7, Tag::Misc) != 0;
     const uint64_t lseed = s_.draw(0, UINT32_MAX, Tag::Misc);
     const uint32_t lper = static_cast<uint32_t>(std::clamp(o_.linfo_density, 0.0, 1.0) * 1024);
+    // About lper/1024 records per insn and one per function: one allocation for the usual case.
+    p_.linfo.reserve(static_cast<size_t>(total) * lper / 1024 + fns_.size() + 8);
+    p_.subprogs.reserve(fns_.size() + 1);
     uint32_t line = 1;
     for (size_t g = 0; g < fns_.size(); ++g) {
         Fn& f = fns_[g];
@@ -1059,11 +1070,12 @@ void Builder::finish() {
 
 std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& src, uint32_t count) {
     std::vector<interp::ExecInput> out;
+    out.reserve(count);
     const uint64_t seed = src.draw(0, UINT32_MAX, Tag::Misc);
     for (uint32_t n = 0; n < count; ++n) {
         uint64_t h = mix(seed * 131 + n);
         auto next = [&h]() { return h = mix(h); };
-        interp::ExecInput in;
+        interp::ExecInput& in = out.emplace_back();
         in.ctx.resize(ctx_size_for(prog.prog_type));
         Rng::fill_bytes(in.ctx, next);
         in.packet.resize(64);
@@ -1079,17 +1091,17 @@ std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& sr
             const bool array = md.type == BPF_MAP_TYPE_ARRAY || md.type == BPF_MAP_TYPE_PERCPU_ARRAY;
             if (!hash && !array) continue;
             const uint32_t keys = hash ? 8 : std::min<uint32_t>(md.max_entries, 8);
+            std::vector<interp::MapEntry>& entries = in.maps[m];
+            entries.reserve(keys);
             for (uint32_t k = 0; k < keys; ++k) {
                 if (hash && (next() & 1)) continue;  // half of the small keys present
-                interp::MapEntry e;
+                interp::MapEntry& e = entries.emplace_back();
                 e.key.resize(md.key_size);
                 for (uint32_t b = 0; b < md.key_size && b < 4; ++b) e.key[b] = static_cast<uint8_t>(k >> (8 * b));
                 e.value.resize(md.value_size);
                 Rng::fill_bytes(e.value, next);
-                in.maps[m].push_back(std::move(e));
             }
         }
-        out.push_back(std::move(in));
     }
     return out;
 }

@@ -43,12 +43,15 @@ struct GenOptions {
     bool exact_lookups = false;
     uint32_t prog_type = 0;           // 0 = choose among the modelled types
     double linfo_density = 0.45;      // line-info records per insn
+    // Fill GeneratedCase::stats (analyze()); the campaign, which never reads them, turns it off.
+    // No choice depends on it: the program and inputs are the same either way.
+    bool compute_stats = true;
 };
 
 struct GeneratedCase {
     Program program;
     std::vector<interp::ExecInput> inputs;
-    GenStats stats;
+    GenStats stats;  // all zero when GenOptions::compute_stats is off
 };
 
 GeneratedCase generate(ChoiceSource& src, const GenOptions& opts);

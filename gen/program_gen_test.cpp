@@ -61,6 +61,30 @@ TEST(ProgramGen, SameSeedSameProgramAndInputs) {
     }
 }
 
+// The campaign turns the statistics off: the program, its inputs and the draws left for the
+// caller (the patch batch of the same case) are those of a run that computes them.
+TEST(ProgramGen, StatsOffChangesNothingButTheStats) {
+    GenOptions on;
+    on.max_insns = 256;
+    GenOptions off = on;
+    off.compute_stats = false;
+    for (uint64_t seed = 0; seed < 200; ++seed) {
+        RngSource a(seed), b(seed);
+        const GeneratedCase ca = generate(a, on), cb = generate(b, off);
+        ASSERT_TRUE(ca.program == cb.program) << "seed " << seed;
+        ASSERT_EQ(ca.inputs.size(), cb.inputs.size());
+        for (size_t i = 0; i < ca.inputs.size(); ++i) {
+            EXPECT_EQ(ca.inputs[i].ctx, cb.inputs[i].ctx);
+            EXPECT_EQ(ca.inputs[i].packet, cb.inputs[i].packet);
+            EXPECT_EQ(ca.inputs[i].regs, cb.inputs[i].regs);
+            EXPECT_EQ(ca.inputs[i].maps, cb.inputs[i].maps);
+        }
+        EXPECT_EQ(a.draw(0, UINT32_MAX, Tag::Misc), b.draw(0, UINT32_MAX, Tag::Misc)) << "seed " << seed;
+        EXPECT_EQ(ca.stats.insns, ca.program.len());
+        EXPECT_EQ(cb.stats.insns, 0u);
+    }
+}
+
 // Every 32-bit def the verifier would mark zext_dst is marked: on a zext JIT (jit32) a generated
 // case runs the program the kernel would, instead of being skipped by the exec oracle.
 TEST(ProgramGen, NoDefLacksTheVerifiersZextMark) {

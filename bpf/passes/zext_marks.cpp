@@ -2,6 +2,7 @@
 
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <array>
 
 #include "bpf/isa/helper_protos.hpp"
@@ -79,10 +80,12 @@ RegMask ends(const Insn& i, int def_reg) {
 }
 RegMask ends(const Insn& i) { return ends(i, def_regno(i)); }
 
-bool is_unmarked_def32(const Program& prog, uint32_t pc) {
+// A def of `def_reg` that zext_gaps() reports when some path reads the register as 64 bits: seen
+// by the verifier, not marked yet, and writing only the low half of the register.
+bool is_unmarked_def32(const Program& prog, uint32_t pc, int def_reg) {
     const bool seen = pc >= prog.aux.size() || prog.aux[pc].seen;
     const bool marked = pc < prog.aux.size() && prog.aux[pc].zext_dst;
-    return seen && !marked && has_def32(prog.insns[pc]) && def_regno(prog.insns[pc]) >= 0;
+    return seen && !marked && def_reg >= 0 && has_def32(prog.insns[pc]);
 }
 
 }  // namespace
@@ -93,24 +96,25 @@ std::vector<ZextGap> zext_gaps(const Program& prog) {
     const uint32_t n = prog.len();
     // The fixpoint of
     //   live64_in(pc) = read64(pc) | (OR over successors s of live64_in(s)) & ~ends(pc),
-    // the registers some path from pc reads as 64 bits before redefining them, by sweeps over the
-    // program from the last insn to the first, starting from nothing live. Most edges point
-    // forward, so a sweep reads values already final for this sweep; only a node some earlier-
-    // swept node reads (a back-edge target, or a jump-table entry) can be read stale, and only a
-    // change at such a node asks for another sweep. A program without loops takes one sweep, one
-    // with loops about one more per nesting level. Node n stands for the jump tables: every gotox
-    // has it as its one successor and it joins every table entry, so G gotox insns and E entries
-    // cost G + E reads rather than G x E.
-    constexpr uint32_t kNoSucc = UINT32_MAX;
+    // the registers some path from pc reads as 64 bits before redefining them, by sweeps from the
+    // last insn to the first, starting from nothing live. Most edges point forward, so a sweep
+    // reads values already final for this sweep; only a node that some node swept before it
+    // reads (a back-edge target, or a jump-table entry) can have been read stale. Such a node
+    // keeps the highest pc that reads it early (`resweep`, plus one), and a change at it asks for
+    // one more sweep from there down: every insn above reads only values that did not change, so
+    // a loop costs a second pass over the program up to its back edge, not over all of it.
+    // Node n stands for the jump tables: every gotox has it as its one successor and it joins
+    // every table entry, so G gotox insns and E entries cost G + E reads rather than G x E.
+    // Node n + 1 is no insn and never live: the successor that an insn does not have.
     struct Node {
-        RegMask read = 0, end = 0, live_in = 0, live_out = 0;
-        std::array<uint32_t, 2> succ{kNoSucc, kNoSucc};
-        int8_t def_reg = -1;      // def_regno(), needed twice
-        bool read_early = false;  // some node swept before this one reads its live_in
+        RegMask read = 0, end = 0, live_in = 0;
+        int8_t def_reg = -1;  // def_regno()
+        std::array<uint32_t, 2> succ{};
+        uint32_t resweep = 0;  // 1 + the highest pc that reads live_in before this node is swept
     };
-    const uint32_t tables = n;
-    std::vector<Node> nodes(n + 1);
-    bool has_gotox = false;
+    const uint32_t tables = n, none = n + 1;
+    std::vector<Node> nodes(n + 2);
+    uint32_t gotox_top = 0;  // 1 + the highest gotox pc
     for (uint32_t pc = 0; pc < n; ++pc) {
         Node& node = nodes[pc];
         const Insn& insn = prog.insns[pc];
@@ -118,47 +122,49 @@ std::vector<ZextGap> zext_gaps(const Program& prog) {
         node.read = read64(insn);
         node.end = ends(insn, node.def_reg);
         const InsnSuccessors s = insn_successors(prog, pc);
+        node.succ = {none, none};
         if (s.through_tables) {
             node.succ[0] = tables;
-            has_gotox = true;
+            gotox_top = pc + 1;
         }
         for (uint32_t k = 0; k < s.count; ++k) {
-            node.succ[k] = s.pcs[k];
-            if (s.pcs[k] <= pc) nodes[s.pcs[k]].read_early = true;
+            const uint32_t t = s.pcs[k];
+            node.succ[k] = t;
+            if (t <= pc) nodes[t].resweep = std::max(nodes[t].resweep, pc + 1);
         }
     }
     std::vector<uint32_t> table_targets;
-    if (has_gotox) append_jump_table_targets(prog, table_targets);
-    // The tables node is swept first, so it reads every entry stale.
-    for (const uint32_t t : table_targets) nodes[t].read_early = true;
-    for (bool again = true; again;) {
-        again = false;
+    if (gotox_top) append_jump_table_targets(prog, table_targets);
+    // The tables node is joined before each sweep, so every gotox reads every entry early.
+    for (const uint32_t t : table_targets) nodes[t].resweep = std::max(nodes[t].resweep, gotox_top);
+    const auto live_out = [&nodes](const Node& node) {
+        return static_cast<RegMask>(nodes[node.succ[0]].live_in | nodes[node.succ[1]].live_in);
+    };
+    for (uint32_t top = n; top > 0;) {  // one sweep: pcs top - 1 down to 0
         RegMask joined = 0;
         for (const uint32_t t : table_targets) joined |= nodes[t].live_in;
         nodes[tables].live_in = joined;
-        for (uint32_t pc = n; pc-- > 0;) {
+        uint32_t next_top = 0;
+        for (uint32_t pc = top; pc-- > 0;) {
             Node& node = nodes[pc];
-            RegMask out = 0;
-            for (const uint32_t s : node.succ)
-                if (s != kNoSucc) out |= nodes[s].live_in;
-            node.live_out = out;
-            const auto in = static_cast<RegMask>(node.read | (out & ~node.end));
+            const auto in = static_cast<RegMask>(node.read | (live_out(node) & ~node.end));
             if (in == node.live_in) continue;
             node.live_in = in;
-            again = again || node.read_early;
+            next_top = std::max(next_top, node.resweep);
         }
+        top = next_top;
     }
-    // After the last sweep every live_out is final: the values it read did not change after.
+    // Every live_in is final now, and so is every live_out. The liveness test first: it is
+    // cheaper than has_def32(), and most defs are not read as 64 bits.
     std::vector<ZextGap> gaps;
     for (uint32_t pc = 0; pc < n; ++pc) {
         if (isa::is_ldimm64(prog.insns[pc])) {
             ++pc;  // its second slot is no def of its own
             continue;
         }
-        // The cheap liveness test first: most defs are not read as 64 bits.
-        const int reg = nodes[pc].def_reg;
-        if (reg < 0 || !(nodes[pc].live_out & bit(reg))) continue;
-        if (is_unmarked_def32(prog, pc)) gaps.push_back(ZextGap{pc, reg});
+        const Node& node = nodes[pc];
+        if ((live_out(node) & bit(node.def_reg)) && is_unmarked_def32(prog, pc, node.def_reg))
+            gaps.push_back(ZextGap{pc, node.def_reg});
     }
     return gaps;
 }

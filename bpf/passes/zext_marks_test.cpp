@@ -6,6 +6,9 @@
 
 #include <linux/bpf.h>
 
+#include "bpf/passes/insn_defs.hpp"
+#include "bpf/util/rng.hpp"
+
 namespace patchfuzz::passes {
 namespace {
 
@@ -103,6 +106,106 @@ TEST(ZextMarks, UnseenDefsAndExistingMarksAreLeftAlone) {
     Program q = make_program({mov32_imm(7, 1), mov32_reg(0, 7), exit_insn()});
     q.aux[0].zext_dst = true;
     EXPECT_TRUE(with_zext_facts(q).aux[0].zext_dst);
+}
+
+
+// The straightforward reading of the marking rule, with nothing shared with zext_gaps()'s
+// fixpoint: every seen, unmarked 32-bit def (ld_imm64's second slot is none) whose own
+// depth-first walk (zext_gap_read) meets a 64-bit read of its register.
+std::vector<uint32_t> reference_gap_defs(const Program& p) {
+    std::vector<uint32_t> out;
+    for (uint32_t pc = 0; pc < p.len(); ++pc) {
+        if (is_ldimm64(p.insns[pc])) {
+            ++pc;
+            continue;
+        }
+        const int reg = def_regno(p.insns[pc]);
+        if (reg < 0 || !has_def32(p.insns[pc]) || !p.aux[pc].seen || p.aux[pc].zext_dst) continue;
+        if (zext_gap_read(p, ZextGap{pc, reg})) out.push_back(pc);
+    }
+    return out;
+}
+
+// Random programs with every kind of edge the liveness follows: forward and backward jumps (loops
+// nested or overlapping, self loops), fall-throughs, exits, calls, the tail call, ld_imm64, gotox
+// through tables with deleted entries, and 32-bit defs of every width rule, some unseen or marked.
+Program random_program(Rng& rng) {
+    const auto n = static_cast<uint32_t>(rng.range(2, 120));
+    const auto reg = [&rng] { return static_cast<uint8_t>(rng.range(0, 9)); };
+    const auto target_off = [&](uint32_t pc) {  // anywhere in the program, sometimes just outside
+        const int64_t t = static_cast<int64_t>(rng.range(0, n + 1)) - (rng.chance(1, 16) ? 1 : 0);
+        return static_cast<int16_t>(t - static_cast<int64_t>(pc) - 1);
+    };
+    static constexpr uint8_t kAlu[] = {BPF_ADD, BPF_SUB, BPF_MOV, BPF_XOR, BPF_LSH, BPF_NEG, BPF_END, BPF_DIV};
+    static constexpr uint8_t kSizes[] = {BPF_B, BPF_H, BPF_W, BPF_DW};
+    static constexpr int32_t kAtomics[] = {BPF_ADD, BPF_ADD | BPF_FETCH, BPF_XCHG, BPF_CMPXCHG, BPF_LOAD_ACQ, BPF_STORE_REL};
+    static constexpr int32_t kHelpers[] = {BPF_FUNC_map_lookup_elem, BPF_FUNC_ktime_get_ns, BPF_FUNC_trace_printk,
+                                           BPF_FUNC_loop, BPF_FUNC_tail_call, 9999};
+    std::vector<Insn> insns;
+    while (insns.size() < n) {
+        const auto pc = static_cast<uint32_t>(insns.size());
+        const uint8_t op = kAlu[rng.range(0, 7)];
+        const int32_t width = rng.chance(1, 2) ? 64 : 32;
+        switch (rng.range(0, 13)) {
+            case 0: case 1: case 2:
+                insns.push_back(make(BPF_ALU | op | (rng.chance(1, 2) ? BPF_X : BPF_K), reg(), reg(), 0, width));
+                break;
+            case 3: case 4:
+                insns.push_back(make(BPF_ALU64 | op | (rng.chance(1, 2) ? BPF_X : BPF_K), reg(), reg(), 0, width));
+                break;
+            case 5: insns.push_back(make(BPF_LDX | kSizes[rng.range(0, 3)] | BPF_MEM, reg(), reg(), 0, 0)); break;
+            case 6:
+                insns.push_back(rng.chance(1, 2) ? make(BPF_STX | kSizes[rng.range(0, 3)] | BPF_MEM, reg(), reg(), 0, 0)
+                                                 : make(BPF_STX | kSizes[rng.range(2, 3)] | BPF_ATOMIC, reg(), reg(), 0,
+                                                        kAtomics[rng.range(0, 5)]));
+                break;
+            case 7:
+                insns.push_back(make((rng.chance(1, 2) ? BPF_JMP : BPF_JMP32) | BPF_JGT | (rng.chance(1, 2) ? BPF_X : BPF_K),
+                                     reg(), reg(), target_off(pc), 0));
+                break;
+            case 8: insns.push_back(rng.chance(1, 2) ? ja(target_off(pc)) : may_goto(target_off(pc))); break;
+            case 9:
+                switch (rng.range(0, 3)) {
+                    case 0: insns.push_back(call_helper(kHelpers[rng.range(0, 5)])); break;
+                    case 1: insns.push_back(call_kfunc(1)); break;
+                    case 2: insns.push_back(call_pseudo(0)); break;
+                    default: insns.push_back(make(BPF_JMP | kOpTailCall, 0, 0, 0, 0)); break;
+                }
+                break;
+            case 10: insns.push_back(rng.chance(1, 3) ? exit_insn() : make(BPF_JMP | BPF_JA | BPF_X, reg(), 0, 0, 0)); break;
+            case 11:
+                insns.push_back(ldimm64_lo(reg(), 0, 1));
+                insns.push_back(ldimm64_hi(0));
+                break;
+            default: insns.push_back(make(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 0)); break;
+        }
+    }
+    insns.push_back(exit_insn());
+    Program p = make_program(std::move(insns));
+    for (auto& a : p.aux) {
+        a.seen = !rng.chance(1, 10);
+        a.zext_dst = rng.chance(1, 10);
+    }
+    for (uint64_t t = rng.range(0, 2); t > 0; --t) {
+        InsnArray ia;
+        for (uint64_t e = rng.range(1, 4); e > 0; --e) {
+            const auto off = static_cast<uint32_t>(rng.range(0, p.len()));
+            ia.entries.push_back(InsnArrayEntry{.orig_off = off, .xlated_off = rng.chance(1, 5) ? kInsnDeleted : off});
+        }
+        p.insn_arrays.push_back(std::move(ia));
+    }
+    return p;
+}
+
+TEST(ZextMarks, TheFixpointMarksWhatEveryDefsOwnWalkFinds) {
+    Rng rng(20240601);
+    for (int i = 0; i < 3000; ++i) {
+        const Program p = random_program(rng);
+        ASSERT_EQ(gap_defs(p), reference_gap_defs(p)) << "program " << i;
+        // Every gap names its def's register, and marking them all leaves none.
+        for (const ZextGap& g : zext_gaps(p)) ASSERT_EQ(g.reg, def_regno(p.insns[g.def_pc]));
+        ASSERT_TRUE(zext_gaps(with_zext_facts(p)).empty()) << "program " << i;
+    }
 }
 
 }  // namespace

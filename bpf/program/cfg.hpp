@@ -33,7 +33,8 @@ struct InsnSuccessors {
     uint32_t count = 0;
     bool through_tables = false;
 };
-InsnSuccessors insn_successors(const Program& prog, uint32_t pc);
+// Defined below, inline: the analyses ask for every insn of every generated program.
+inline InsnSuccessors insn_successors(const Program& prog, uint32_t pc);
 
 // Appends the successors of the insn at `pc` to `out` (nothing for pc >= prog.len()). Appending
 // lets a worklist walk push them straight onto its stack.
@@ -45,7 +46,41 @@ std::vector<uint32_t> successors(const Program& prog, uint32_t pc);
 // The parts of the gotox edges, for analyses that share one node among all gotox insns instead of
 // G x E edges (a program with many jump tables has as many gotox insns): does `insn` jump through
 // the jump tables, and the targets it may reach (the live insn-array entries inside the program).
-bool jumps_through_tables(const isa::Insn& insn);
+inline bool jumps_through_tables(const isa::Insn& insn) {
+    // BPF_JMP | BPF_JA | BPF_X; the JMP32 class has no such opcode (gotol is JMP32 | JA | K)
+    return isa::is_gotox(insn);
+}
 void append_jump_table_targets(const Program& prog, std::vector<uint32_t>& out);
+
+inline InsnSuccessors insn_successors(const Program& prog, uint32_t pc) {
+    InsnSuccessors out;
+    const uint32_t n = prog.len();
+    if (pc >= n) return out;
+    const auto add = [&](int64_t t) {
+        if (t >= 0 && t < static_cast<int64_t>(n)) out.pcs[out.count++] = static_cast<uint32_t>(t);
+    };
+    const isa::Insn& i = prog.insns[pc];
+    if (isa::is_ldimm64(i)) {
+        add(static_cast<int64_t>(pc) + 2);
+        return out;
+    }
+    if (!isa::is_jmp_class(i)) {
+        add(static_cast<int64_t>(pc) + 1);
+        return out;
+    }
+    const uint8_t o = isa::op(i);
+    if (o == BPF_EXIT) return out;
+    if (o == BPF_CALL || isa::is_tail_call(i)) {
+        add(static_cast<int64_t>(pc) + 1);
+        return out;
+    }
+    if (jumps_through_tables(i)) {
+        out.through_tables = true;
+        return out;
+    }
+    add(static_cast<int64_t>(pc) + 1 + (isa::is_gotol(i) ? i.imm : i.off));
+    if (o != BPF_JA) add(static_cast<int64_t>(pc) + 1);  // conditional jumps and may_goto fall through too
+    return out;
+}
 
 }  // namespace patchfuzz

@@ -1,8 +1,10 @@
 #pragma once
 // Rng: a small, fast, explicitly seeded generator (SplitMix64). Every random run prints its seed;
 // no RNG in patchfuzz is ever seeded implicitly.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace patchfuzz {
@@ -31,15 +33,20 @@ public:
         const size_t n = bytes.size();
         uint8_t* p = bytes.data();
         size_t i = 0;
-        // Whole words first, byte by byte in little-endian order whatever the host's (compilers
-        // merge the eight stores into one on a little-endian host); then the tail.
-        for (; i + 8 <= n; i += 8) {
-            const uint64_t v = next();
-            for (size_t k = 0; k < 8; ++k) p[i + k] = static_cast<uint8_t>(v >> (8 * k));
-        }
+        for (; i + 8 <= n; i += 8) put_le64(p + i, next());  // whole words, then the tail
         if (i < n) {
             const uint64_t v = next();
             for (size_t k = 0; i + k < n; ++k) p[i + k] = static_cast<uint8_t>(v >> (8 * k));
+        }
+    }
+
+    // The eight bytes of `v` at `p`, little-endian whatever the host's: one store on a
+    // little-endian host (g++ 12 keeps a byte loop as eight shifts and eight stores).
+    static void put_le64(uint8_t* p, uint64_t v) {
+        if constexpr (std::endian::native == std::endian::little) {
+            std::memcpy(p, &v, sizeof v);
+        } else {
+            for (size_t k = 0; k < 8; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
         }
     }
 

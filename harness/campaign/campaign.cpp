@@ -186,7 +186,9 @@ public:
         }
         emit(t.encode());
         // Known findings are counted, not triaged; triage sees only the new failures.
-        const CaseReport fresh = known_ && report.failed() ? known_->without_known(report) : report;
+        std::optional<CaseReport> unknown_failures;  // a copy only when there is something to filter
+        if (known_ && report.failed()) unknown_failures = known_->without_known(report);
+        const CaseReport& fresh = unknown_failures ? *unknown_failures : report;
         if (report.failed() && !fresh.failed()) emit("N\t" + signature_of(*report.first_failure()));
         if (fresh.failed()) {
             emit("D");
@@ -212,6 +214,7 @@ public:
         } else {
             gen::GenOptions go;
             go.max_insns = cfg_.max_insns;
+            go.compute_stats = false;  // nothing here reads GeneratedCase::stats
             auto g = gen::generate(src, go);
             c.program = std::move(g.program);
             c.inputs = std::move(g.inputs);

@@ -17,6 +17,16 @@ void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
     for (int i = 0; i < 4; ++i) b[at + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
 }
 
+// A key holding `k` in its low (up to) four bytes, little-endian, and zeros above.
+void put_small_key(std::vector<uint8_t>& key, uint32_t k) {
+    if (key.size() < 4) {
+        for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<uint8_t>(k >> (8 * i));
+        return;
+    }
+    put32(key, 0, k);
+    std::fill(key.begin() + 4, key.end(), uint8_t{0});
+}
+
 uint64_t garbage_upper(Rng& rng, uint32_t low) {
     switch (rng.range(0, 5)) {
         case 0: return low;                                          // zero upper half
@@ -111,7 +121,7 @@ void generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts, 
             e.key.resize(d.key_size);
             // Small keys so that program-side lookups hit.
             uint32_t kv = array ? k : static_cast<uint32_t>(rng.range(0, 7));
-            for (size_t i = 0; i < e.key.size(); ++i) e.key[i] = i < 4 ? static_cast<uint8_t>(kv >> (8 * i)) : 0;
+            put_small_key(e.key, kv);
             e.value.resize(d.value_size);
             rng.fill(e.value);
         }
