@@ -1,10 +1,11 @@
 #pragma once
 // The effects one execution records (ExecResult::effects): the helper and kfunc effects a rewrite
-// must keep, as text ("clock() = 1000001000"). Generated programs make one or two per run on
-// average, each a string too long for the small-string buffer, and the execution oracle makes
-// tens of thousands of runs per second: the texts are appended in place rather than concatenated
-// from temporaries, and their storage is recycled, per thread, from the effects of the results
-// that runs overwrite (the oracle reuses one result per program across its inputs).
+// must keep, as text ("clock() = 1000001000"). Generated programs make a few per run, each a
+// string too long for the small-string buffer, and the execution oracle makes tens of thousands
+// of runs per second, reusing one result per program across its inputs: a run writes its texts
+// in place over the strings of the result it overwrites (keeping their storage), appends them
+// rather than concatenating temporaries, and passes the strings it did not need to a per-thread
+// spare list that the next run that needs more takes from.
 #include <charconv>
 #include <cstdint>
 #include <string>
@@ -20,13 +21,15 @@ struct Hex {
 
 class EffectLog {
 public:
-    // Starts the effects of a run in `effects` (a result about to be overwritten); the storage of
-    // the strings it still holds goes to this thread's spares.
-    explicit EffectLog(std::vector<std::string>& effects) : effects_(effects) {
+    // Collects the effects of a run that will be stored into `effects` (the vector of a result
+    // about to be overwritten, whose strings are reused) when the log is destroyed; `effects`
+    // stays empty until then.
+    explicit EffectLog(std::vector<std::string>& effects) : out_(effects) { log_.swap(effects); }
+    ~EffectLog() {
         std::vector<std::string>& spare = spare_strings();
-        for (std::string& e : effects_)
-            if (spare.size() < kMaxSpare) spare.push_back(std::move(e));
-        effects_.clear();
+        for (size_t k = used_; k < log_.size() && spare.size() < kMaxSpare; ++k) spare.push_back(std::move(log_[k]));
+        log_.resize(used_);
+        out_.swap(log_);
     }
     EffectLog(const EffectLog&) = delete;
     EffectLog& operator=(const EffectLog&) = delete;
@@ -35,16 +38,21 @@ public:
     template <typename... Parts>
     void add(const Parts&... parts) {
         std::string& s = next();
+        s.clear();
         (put(s, parts), ...);
     }
+    // Records an effect whose whole text is ready (copied into reused storage).
+    void add_text(const std::string& text) { next() = text; }
 
 private:
+    // The string of the next effect, with stale text.
     std::string& next() {
+        if (used_ < log_.size()) return log_[used_++];
+        ++used_;
         std::vector<std::string>& spare = spare_strings();
-        if (spare.empty()) return effects_.emplace_back();
-        std::string& s = effects_.emplace_back(std::move(spare.back()));
+        if (spare.empty()) return log_.emplace_back();
+        std::string& s = log_.emplace_back(std::move(spare.back()));
         spare.pop_back();
-        s.clear();
         return s;
     }
     static void put(std::string& s, std::string_view text) { s += text; }
@@ -66,7 +74,9 @@ private:
     }
     static constexpr size_t kMaxSpare = 256;
 
-    std::vector<std::string>& effects_;
+    std::vector<std::string>& out_;
+    std::vector<std::string> log_;  // effects [0, used_) of this run, then strings left to reuse
+    size_t used_ = 0;
 };
 
 }  // namespace patchfuzz::interp

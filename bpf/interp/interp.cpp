@@ -219,7 +219,11 @@ private:
 };
 
 bool Machine::setup() {
-    for (uint32_t f = 0; f < kMaxFrames; ++f) mem_.add(kStackSize, RegionKind::Stack);
+    // Frame f's stack is region f. Only the main frame's is used by every run; a callee's is
+    // zeroed when it is entered (push_frame), so it gets storage only then (or on a stray access
+    // before, through a pointer made by arithmetic, which reads zeros as from a fresh stack).
+    mem_.add(kStackSize, RegionKind::Stack);
+    for (uint32_t f = 1; f < kMaxFrames; ++f) mem_.add_lazy(kStackSize, RegionKind::Stack);
     // A tracing program's ctx is the trampoline's argument array, with two words below it that
     // the inlined get_func_* helpers read (arch_prepare_bpf_trampoline): ctx[-8] the number of
     // arguments, ctx[-16] the traced function's address.
@@ -632,17 +636,23 @@ void DecodedProgram::decode() {
     code_.resize(n);
     // Every second slot of an ld_imm64 shares one reason (a program has many ld_imm64).
     std::optional<uint64_t> second_slot;
+    // The insns are read through a local pointer and copied whole, and the result written through
+    // another: DInsn's byte fields may alias anything, so stores through code_ would otherwise
+    // make every load of prog_/code_ state be redone per insn.
+    const Insn* const insns = prog_.insns.data();
+    DInsn* const out = code_.data();
     for (uint32_t pc = 0; pc < n; ++pc) {
-        const Insn& i = prog_.insns[pc];
+        const Insn i = insns[pc];
         const FastDecode& f = kFastDecode[i.code];
+        const uint8_t dst = i.dst_reg, src = i.src_reg;
         const uint8_t nonzero =
-            (i.off != 0 ? FastDecode::kOff : 0) | (i.imm != 0 ? FastDecode::kImm : 0) | (i.src_reg != 0 ? FastDecode::kSrc : 0);
-        if (f.op != INVALID && (nonzero & f.needs_zero) == 0 && i.dst_reg <= isa::kRegAx && i.src_reg <= isa::kRegAx) {
+            (i.off != 0 ? FastDecode::kOff : 0) | (i.imm != 0 ? FastDecode::kImm : 0) | (src != 0 ? FastDecode::kSrc : 0);
+        if (f.op != INVALID && (nonzero & f.needs_zero) == 0 && dst <= isa::kRegAx && src <= isa::kRegAx) {
             const int64_t target = static_cast<int64_t>(pc) + 1 + i.off;
             if (!f.jump || (target >= 0 && target < static_cast<int64_t>(n))) {  // else decode_one says why not
-                code_[pc] = DInsn{f.op, i.dst_reg, i.src_reg, f.aux, f.jump ? static_cast<int32_t>(target) : i.off,
-                                  static_cast<uint64_t>(static_cast<int64_t>(i.imm)) & f.imm_mask};
-                assert(decodes_alike(pc, code_[pc]));
+                out[pc] = DInsn{f.op, dst, src, f.aux, f.jump ? static_cast<int32_t>(target) : i.off,
+                                static_cast<uint64_t>(static_cast<int64_t>(i.imm)) & f.imm_mask};
+                assert(decodes_alike(pc, out[pc]));
                 continue;
             }
         }
@@ -716,9 +726,23 @@ uint32_t Machine::map_index(uint64_t handle) const {
     return 0xffffffffu;
 }
 
+// The n-th read of the clock (n >= 1) gives the same value, and so the same effect text, in every
+// run: the texts of the first reads are made once per thread (programs read the clock often, and
+// formatting a number costs more than copying its text).
+uint64_t clock_value(uint64_t n) { return 1000000000ULL + 1000 * n; }
+const std::string* clock_text(uint64_t n) {
+    constexpr uint64_t kCached = 1024;
+    static thread_local std::vector<std::string> texts;
+    if (n >= kCached) return nullptr;
+    while (texts.size() <= n) texts.push_back("clock() = " + std::to_string(clock_value(texts.size())));
+    return &texts[n];
+}
+
 uint64_t Machine::clock_read() {
-    uint64_t v = 1000000000ULL + 1000 * ++clock_calls_;
-    effects_.add("clock() = ", v);
+    const uint64_t n = ++clock_calls_;
+    const uint64_t v = clock_value(n);
+    if (const std::string* text = clock_text(n)) effects_.add_text(*text);
+    else effects_.add("clock() = ", v);
     return v;
 }
 
@@ -841,8 +865,7 @@ bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
     f.loop_cb = loop_cb;
     f.cb_pc = target;
     // A fresh frame: its own zeroed 512-byte stack.
-    Region& st = mem_.region(depth_);
-    std::memset(st.data, 0, kStackSize);
+    mem_.fresh(depth_);
     r_[10] = Memory::addr(depth_, kStackSize);
     return true;
 }
@@ -1470,7 +1493,7 @@ void Machine::loop() {
                     ++f.loop_i;
                     if (r[0] == 0 && f.loop_i < f.loop_n) {
                         if constexpr (kCost) cost_->call(CostModel::CallKind::Subprog, 0);
-                        std::memset(mem_.region(depth_).data, 0, kStackSize);
+                        mem_.fresh(depth_);
                         r[1] = f.loop_i;
                         r[2] = f.loop_ctx;
                         f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);

@@ -188,6 +188,44 @@ TEST(InterpCalls, LocalCallsHaveOwnFramesAndPreserveR6ToR9) {
     EXPECT_NE(r.reason.find("call depth"), std::string::npos);
 }
 
+TEST(InterpCalls, EveryFrameStartsWithAZeroedStack) {
+    // main -> f -> g -> h (depth 3), twice. Each callee reads a slot of its own stack before
+    // writing it, so it sees a stale value unless its stack is zero on every entry; h returns
+    // that slot + 1 and the others pass it on, so a clean run returns 1 per round. Before any
+    // call, main reaches frame 3's stack through a pointer made by arithmetic (region 3 of
+    // interp.hpp's pointer layout): it reads zeros there and writes 42, which h must not see.
+    const std::vector<Insn> forge = cat(ld64(2, uint64_t{3} << 32), {mov64_reg(1, 10), alu64_reg(BPF_ADD, 1, 2)});
+    std::vector<Insn> p = cat(forge, {
+                                         ldx(BPF_DW, 8, 1, -8),        // r8 = frame 3's fp-8: 0
+                                         st(BPF_DW, 1, -8, 42),        //
+                                         ldx(BPF_DW, 9, 1, -8),        // r9 = 42
+                                         call_pseudo(6),               // f
+                                         mov64_reg(6, 0),              //
+                                         call_pseudo(4),               // f again
+                                         alu64_reg(BPF_ADD, 0, 6),     //
+                                         alu64_reg(BPF_ADD, 0, 8),     //
+                                         alu64_reg(BPF_ADD, 0, 9),     //
+                                         exit_insn(),                  //
+                                     });
+    const std::vector<Insn> f = {ldx(BPF_DW, 7, 10, -8), st(BPF_DW, 10, -8, 7), call_pseudo(2), alu64_reg(BPF_ADD, 0, 7),
+                                 exit_insn()};
+    const std::vector<Insn> g = {ldx(BPF_DW, 7, 10, -16), st(BPF_DW, 10, -16, 9), call_pseudo(2), alu64_reg(BPF_ADD, 0, 7),
+                                 exit_insn()};
+    const std::vector<Insn> h = {ldx(BPF_DW, 0, 10, -8), ldx(BPF_DW, 1, 10, -512), alu64_reg(BPF_ADD, 0, 1),
+                                 alu64_imm(BPF_ADD, 0, 1), st(BPF_DW, 10, -8, 5), st(BPF_DW, 10, -512, 6), exit_insn()};
+    p = cat(cat(cat(p, f), g), h);
+    const ExecResult r = run(p);
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 1u + 1u + 0u + 42u);
+    // Frame 3's stack, never entered, is zero where it was not written.
+    const ExecResult q = run(cat(forge, {ldx(BPF_DW, 0, 1, -512), ldx(BPF_DW, 2, 1, -1 - 7), alu64_reg(BPF_OR, 0, 2), exit_insn()}));
+    ASSERT_EQ(q.status, S::Ok) << q.reason;
+    EXPECT_EQ(q.r0, 0u);
+    // Beyond the frame, as for any region: a fault.
+    const ExecResult o = run(cat(forge, {ldx(BPF_DW, 0, 1, 0), exit_insn()}));
+    EXPECT_EQ(o.status, S::Fault);
+}
+
 // §1.7 reference vectors: (start, end) -> (rc, element count, sum of elements as u32 values).
 struct IterCase {
     int32_t start, end;
@@ -653,6 +691,66 @@ TEST(InterpBranchSnapshot, NoEntriesEnoentFlagsEinval) {
                       arch_x86_64())
                   .r0,
               0u);
+}
+
+TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
+    // n = ctx[0] clock reads (each an effect), then a map update (another), r0 = sum of the clock
+    // values. One Executable runs inputs with more and fewer effects, maps and stacks into one
+    // reused result; each run must give what a fresh execution of the program gives.
+    std::vector<Insn> p = {ldx(BPF_B, 6, 1, 0), mov64_imm(7, 0), jmp_imm(BPF_JEQ, 6, 0, 4), call_helper(BPF_FUNC_ktime_get_ns),
+                           alu64_reg(BPF_ADD, 7, 0), alu64_imm(BPF_ADD, 6, -1), ja(-5), st(BPF_W, 10, -4, 1),
+                           st(BPF_DW, 10, -16, 0x77), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 1), ldimm64_hi(0), mov64_reg(2, 10),
+                           alu64_imm(BPF_ADD, 2, -4), mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -16), mov64_imm(4, 0),
+                           call_helper(BPF_FUNC_map_update_elem), mov64_reg(0, 7), exit_insn()};
+    Program prog = make_program(p);
+    prog.maps.push_back(MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 12, .max_entries = 3});
+    prog.maps.push_back(MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 4});
+    auto entry = [](uint32_t k, std::vector<uint8_t> v) {
+        return MapEntry{{static_cast<uint8_t>(k), 0, 0, 0}, std::move(v)};
+    };
+    std::vector<ExecInput> inputs(5);
+    inputs[0].ctx = {3};
+    inputs[0].maps = {{entry(1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})}, {entry(5, {9, 9, 9, 9, 9, 9, 9, 9})}};
+    inputs[1].ctx = {0};
+    inputs[1].stack = {1, 2, 3};
+    inputs[2].ctx = {7};
+    inputs[2].maps = {{}, {entry(2, {1, 0, 0, 0, 0, 0, 0, 0}), entry(1, {2, 0, 0, 0, 0, 0, 0, 0})}};
+    inputs[3].ctx = {1};
+    inputs[3].maps = {{entry(2, std::vector<uint8_t>(12, 0xee))}};
+    inputs[4].ctx = {0};
+    // The hash is full without key 1: the update fails.
+    inputs[4].maps = {{}, {entry(2, std::vector<uint8_t>(8, 2)), entry(3, std::vector<uint8_t>(8, 3)),
+                           entry(4, std::vector<uint8_t>(8, 4)), entry(5, std::vector<uint8_t>(8, 5))}};
+    const Executable exe(prog, arch_x86_64());
+    ExecResult reused;
+    for (int round = 0; round < 2; ++round) {
+        for (size_t k = 0; k < inputs.size(); ++k) {
+            execute(exe, inputs[k], {}, reused);
+            const ExecResult fresh = execute(prog, inputs[k], arch_x86_64());
+            SCOPED_TRACE("input " + std::to_string(k));
+            ASSERT_EQ(fresh.status, S::Ok) << fresh.reason;
+            EXPECT_EQ(reused.status, fresh.status);
+            EXPECT_EQ(reused.r0, fresh.r0);
+            EXPECT_EQ(reused.steps, fresh.steps);
+            EXPECT_EQ(reused.stack, fresh.stack);
+            EXPECT_EQ(reused.ctx, fresh.ctx);
+            EXPECT_EQ(reused.packet, fresh.packet);
+            EXPECT_EQ(reused.maps, fresh.maps);
+            EXPECT_EQ(reused.map_digests, fresh.map_digests);
+            EXPECT_EQ(reused.effects, fresh.effects);
+            // The effects themselves: the clock reads in order, then the update's result.
+            const size_t n = inputs[k].ctx[0];
+            ASSERT_EQ(fresh.effects.size(), n + 1);
+            for (size_t c = 0; c < n; ++c) EXPECT_EQ(fresh.effects[c], "clock() = " + std::to_string(1000000000ULL + 1000 * (c + 1)));
+            EXPECT_EQ(fresh.effects[n], std::string("map_update(map 1, flags 0x0) = ") + (k == 4 ? "-7" : "0"));
+            EXPECT_EQ(fresh.r0, n * 1000000000ULL + 1000 * n * (n + 1) / 2);
+        }
+    }
+    // Digests follow contents: the array of input 3 differs from input 1's (empty), the same
+    // contents give the same digest.
+    const ExecResult a = execute(exe, inputs[1]), b = execute(exe, inputs[3]), c = execute(exe, inputs[3]);
+    EXPECT_NE(a.map_digests[0], b.map_digests[0]);
+    EXPECT_EQ(b.map_digests, c.map_digests);
 }
 
 }  // namespace

@@ -87,10 +87,6 @@ void MapModel::erase_key(size_t pos) {
     elems_.erase(elems_.begin() + static_cast<std::ptrdiff_t>(pos));
 }
 
-uint8_t* MapModel::array_slot(uint32_t idx) {
-    return mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
-}
-
 uint32_t MapModel::elem_value_offset() const { return kHtabElemKeyOffset + round8(def_.key_size); }
 
 uint8_t* MapModel::elem_slot(uint32_t reg) { return mem_.region(reg).data + elem_value_offset(); }
@@ -197,6 +193,14 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
 }
 
 int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
+    if (kind_ == Kind::Array && !percpu_) {
+        // update(key, value, BPF_ANY) of a plain array, which most inputs fill: every run makes
+        // these, so without the flag checks and the dispatch.
+        const uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
+        if (idx >= def_.max_entries) return kE2big;
+        std::memcpy(array_slot(idx), value, def_.value_size);
+        return 0;
+    }
     if (!map_in_map()) return update(key, value, BPF_ANY);
     // bpf_fd_array_map_update_elem / bpf_fd_htab_map_update_elem: the fd becomes the inner map's
     // pointer. Our "fd" is an inner map number; 0 stands for "no inner map".
@@ -300,12 +304,20 @@ uint64_t MapModel::content_digest() {
             d.bytes(uv.data(), uv.size());
         }
     } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
-        uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
-        for (uint32_t i = 0; i < def_.max_entries; ++i) {
-            const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
-                                       : array_slot(i);
-            d.word(i);
-            d.bytes(p, vs);
+        const uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
+        if (percpu_) {
+            for (uint32_t i = 0; i < def_.max_entries; ++i) {
+                d.word(i);
+                d.bytes(mem_.region(percpu_values_[i]).data, vs);
+            }
+        } else {
+            // Every run digests its maps, and arrays are the common kind: one walk over the
+            // contiguous slots (the values are the first vs bytes of each elem_size_ slot).
+            const uint8_t* p = array_slot(0);
+            for (uint32_t i = 0; i < def_.max_entries; ++i, p += elem_size_) {
+                d.word(i);
+                d.bytes(p, vs);
+            }
         }
     } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
         for (size_t n = 0; n < elems_.size(); ++n) {

@@ -105,7 +105,9 @@ private:
     // per-CPU hash the per-CPU pointer, or for a hash of maps the inner map pointer.
     uint8_t* elem_slot(uint32_t reg);
     // Host pointer of array (or array of maps) slot `idx` < max_entries.
-    uint8_t* array_slot(uint32_t idx);
+    uint8_t* array_slot(uint32_t idx) {
+        return mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
+    }
     // The value bytes entries() reports for the element at host pointer `p` (map-in-map: the
     // inner map number of the 8-byte pointer there, 4 bytes little-endian).
     void user_value(const uint8_t* p, std::vector<uint8_t>& out) const;

@@ -48,6 +48,26 @@ public:
         regions_.push_back(Region{allocate(size), size, writable, kind});
         return static_cast<uint32_t>(regions_.size() - 1);
     }
+    // The same region, but its storage is allocated (zeroed) only when it is first used: by
+    // fresh() or by an access through translate(). Until then it has size 0, so the fast path of
+    // translate() sees no difference; an access that fails there looks for a lazy region before
+    // it fails. An execution adds eight frame stacks and most runs enter none but the first.
+    uint32_t add_lazy(uint32_t size, RegionKind kind, bool writable = true) {
+        const uint32_t r = static_cast<uint32_t>(regions_.size());
+        if (r >= kMaxLazy) return add(size, kind, writable);
+        regions_.push_back(Region{nullptr, 0, writable, kind});
+        lazy_size_[r] = size;
+        lazy_mask_ |= uint32_t{1} << r;
+        return r;
+    }
+    // Region `r` with all its bytes zero (a frame's stack on entry: a lazy region gets its zeroed
+    // storage now, any other is cleared).
+    Region& fresh(uint32_t r) {
+        Region& reg = regions_[r];
+        if (is_lazy(r)) materialize(r);
+        else std::memset(reg.data, 0, reg.size);
+        return reg;
+    }
     static constexpr uint64_t addr(uint32_t region, uint32_t off) {
         return kRegionBase + (static_cast<uint64_t>(region) << 32) + off;
     }
@@ -58,7 +78,8 @@ public:
         if (r >= regions_.size()) return nullptr;
         const Region& reg = regions_[r];
         uint64_t off = static_cast<uint32_t>(d);
-        if (off + size > reg.size) return nullptr;
+        if (off + size > reg.size) [[unlikely]]
+            return translate_lazy(static_cast<uint32_t>(r), off, size, write);
         if (write && !reg.writable) return nullptr;
         return reg.data + off;
     }
@@ -80,22 +101,46 @@ private:
     // enforced by translate(), not by the allocator.
     uint8_t* allocate(uint32_t size) {
         const size_t need = (size_t{size} + 15) & ~size_t{15};
-        if (chunks_.empty() || chunk_used_ + need > chunks_.back().size) {
-            Chunk c{nullptr, std::max(kChunkSize, need)};
-            std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
-            if (c.size == kChunkSize && !spare.empty()) {
-                c.data = std::move(spare.back());
-                spare.pop_back();
-            } else {
-                c.data.reset(new uint8_t[c.size]);
-            }
-            chunks_.push_back(std::move(c));
-            chunk_used_ = 0;
-        }
-        uint8_t* p = chunks_.back().data.get() + chunk_used_;
+        if (chunk_left_ < need) [[unlikely]]
+            new_chunk(need);
+        uint8_t* p = chunk_next_;
         std::memset(p, 0, need);
-        chunk_used_ += need;
+        chunk_next_ += need;
+        chunk_left_ -= need;
         return p;
+    }
+    // Makes the current chunk one with at least `need` free bytes.
+    void new_chunk(size_t need) {
+        Chunk c{nullptr, std::max(kChunkSize, need)};
+        std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
+        if (c.size == kChunkSize && !spare.empty()) {
+            c.data = std::move(spare.back());
+            spare.pop_back();
+        } else {
+            c.data.reset(new uint8_t[c.size]);
+        }
+        chunk_next_ = c.data.get();
+        chunk_left_ = c.size;
+        chunks_.push_back(std::move(c));
+    }
+    // Lazy regions (add_lazy): those among the first kMaxLazy whose storage is not allocated yet.
+    static constexpr uint32_t kMaxLazy = 16;
+    [[nodiscard]] bool is_lazy(uint32_t r) const { return r < kMaxLazy && ((lazy_mask_ >> r) & 1) != 0; }
+    void materialize(uint32_t r) {
+        Region& reg = regions_[r];
+        reg.data = allocate(lazy_size_[r]);
+        reg.size = lazy_size_[r];
+        lazy_mask_ &= ~(uint32_t{1} << r);
+    }
+    // translate() of an access beyond the size of region r: nullptr, unless the region is lazy
+    // and this is its first use, which allocates it. Out of line, so that translate(), inlined
+    // at every access of the interpreter, stays small.
+    [[gnu::noinline]] uint8_t* translate_lazy(uint32_t r, uint64_t off, uint32_t size, bool write) {
+        if (!is_lazy(r)) return nullptr;
+        materialize(r);
+        const Region& reg = regions_[r];
+        if (off + size > reg.size || (write && !reg.writable)) return nullptr;
+        return reg.data + off;
     }
     static constexpr size_t kChunkSize = 16 * 1024;
     // Standard-size chunks of finished executions, reused by the next ones on this thread: a
@@ -119,8 +164,11 @@ private:
         return spare;
     }
     std::vector<Chunk> chunks_;
-    size_t chunk_used_ = 0;
+    uint8_t* chunk_next_ = nullptr;  // free bytes of the last chunk
+    size_t chunk_left_ = 0;
     std::vector<Region> regions_;
+    uint32_t lazy_mask_ = 0;  // bit r: region r is lazy
+    uint32_t lazy_size_[kMaxLazy];  // of lazy regions only
 };
 
 // Little-endian loads/stores independent of the host's byte order: BPF targets we model (x86-64,
