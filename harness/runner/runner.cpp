@@ -181,6 +181,9 @@ std::string signature_of(const OracleVerdict& v) {
 
 CaseReport run_case(const Case& c, const RunConfig& cfg) {
     CaseReport report;
+    // A verdict per batch and profile: room for a usual case's, so that growing the vector does
+    // not move them (eleven strings each) again and again.
+    report.verdicts.reserve(16);
     const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
     PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
 
