@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,61 @@ namespace {
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int64_t kS16Max = 32767;
 
+// A displacement whose range must be replayed exactly over the patch sequence.
+struct Cand {
+    int64_t a = 0, j = 0;         // anchor (original index), slot in its patch
+    // target (original index) per state range: a jump into a range that a later removal deletes
+    // names that slot until then, and the insn that slides into it afterwards (state, B, #pos<B)
+    std::vector<std::array<int64_t, 3>> b;
+    int64_t base_extra = 0;       // constant added to the target position
+    int64_t qib = -1, kib = 0;    // InsertBefore redirect: +kib for states > qib if it applied
+    int64_t pos = 0;              // final position (to decide whether the redirect applied)
+    int64_t s0 = 0, s1 = 0;       // states (after patches [0, s)) in which the kernel evaluates it
+    Field f = Field::None;
+};
+// A jump an InsertBefore walk (adjust_jmp_off) redirects, unless the walk stopped before it.
+struct Redirect {
+    size_t out_idx;
+    Field f;
+    uint32_t q;
+    int64_t pos;
+    bool overflow;
+};
+
+// The working storage of a batch. A fuzzing case applies a few batches to a program of about a
+// hundred insns, where allocating a dozen vectors per batch costs as much as the linear pass
+// itself, so the storage is reused from batch to batch. No value carries over: every batch resizes
+// or clears what it uses before reading it; only capacity is reused.
+struct BatchScratch {
+    // A program's insn/aux arrays from before an earlier batch: the next output is built in them.
+    std::vector<isa::Insn> spare_insns;
+    std::vector<InsnAux> spare_aux;
+    std::vector<int64_t> gp;
+    std::vector<uint32_t> s;
+    std::vector<std::pair<uint32_t, uint32_t>> ibs;
+    std::vector<Redirect> redirects;
+    std::vector<int64_t> stop;
+    std::vector<uint32_t> ib_copies;
+    std::vector<Cand> cands;
+    // sweep_subprogs_and_linfo() and sweep_pokes()
+    std::vector<int64_t> sv, val;
+    std::vector<char> sp_dead, fi_dead;
+    std::vector<uint32_t> sp_final, lidx_final, order;
+    std::vector<SubprogInfo> sp_out;
+    std::vector<FuncInfo> fi_out;
+};
+
 class Batch {
 public:
-    Batch(const Program& prog, const PatchBatch& batch)
-        : prog_(prog), p_(batch.patches), n_(prog.len()), m_(static_cast<uint32_t>(p_.size())) {
-        gp_.assign(m_ + 1, 0);
+    Batch(const Program& prog, const PatchBatch& batch, BatchScratch& w)
+        : prog_(prog), p_(batch.patches), n_(prog.len()), m_(static_cast<uint32_t>(p_.size())), w_(w), gp_(w.gp),
+          s_(w.s), ibs_(w.ibs), redirects_(w.redirects), stop_(w.stop), ib_copies_(w.ib_copies), cands_(w.cands) {
+        ibs_.clear();
+        redirects_.clear();
+        ib_copies_.clear();
+        cands_.clear();
+        gp_.resize(m_ + 1);
+        gp_[0] = 0;
         int64_t max_len = n_;
         for (uint32_t q = 0; q < m_; ++q) {
             gp_[q + 1] = gp_[q] + growth(p_[q]);
@@ -52,7 +103,7 @@ public:
         }
         // With every target inside the program, |disp| < current length: no overflow possible.
         check_erange_ = max_len > kS16Max;
-        s_ = index_map(n_, batch);
+        index_map(static_cast<uint32_t>(n_), batch, s_);
         if (any_ib_) {
             for (uint32_t q = 0; q < m_; ++q)
                 if (p_[q].kind == PatchKind::InsertBefore) ibs_.push_back({s_[p_[q].pos], q});
@@ -60,17 +111,17 @@ public:
         stop_.assign(m_, kNever);
     }
 
-    // `spare_insns` / `spare_aux`: storage to build the output in (the patcher's, from an earlier
-    // batch); they get the program's old arrays back in exchange.
-    PatchOutcome run(Program& prog, std::vector<isa::Insn>& spare_insns, std::vector<InsnAux>& spare_aux) {
+    PatchOutcome run(Program& prog) {
         const uint32_t new_len = s_[n_];
-        // Built by appending (no zero-fill pass over the output).
-        std::vector<isa::Insn> out = std::move(spare_insns);
-        std::vector<InsnAux> aux = std::move(spare_aux);
+        // The output is built in the spare arrays (a program's old arrays from an earlier batch):
+        // `out` by appending (plain copies), `aux` by writing the slots `out` just received (it
+        // is sized first, so its copies are plain memory copies too).
+        std::vector<isa::Insn> out = std::move(w_.spare_insns);
+        std::vector<InsnAux> aux = std::move(w_.spare_aux);
         out.clear();
-        aux.clear();
-        out.reserve(new_len);
-        aux.reserve(new_len);
+        reserve_for_output(out, new_len);
+        reserve_for_output(aux, new_len);
+        aux.resize(new_len);
 
         uint32_t prev = 0;
         for (uint32_t q = 0; q <= m_; ++q) {
@@ -87,7 +138,7 @@ public:
             prev = p.pos + 1;
         }
 
-        PATCHFUZZ_CHECK(out.size() == new_len && aux.size() == new_len, "output length is S[N]");
+        PATCHFUZZ_CHECK(out.size() == new_len, "output length is S[N]");
         finish_redirects(out);
         for (uint32_t q : ib_copies_) write_copy(q, out);
 
@@ -97,17 +148,17 @@ public:
             if (bad_state != kNever) {
                 const uint32_t fq = static_cast<uint32_t>(bad_state - 1);
                 PatchOutcome o = erange_outcome(p_[fq], prog_.aux[p_[fq].pos].orig_idx);
-                for (uint32_t q = 0; q < fq; ++q) o.kernel_warn += warn_[q];
-                spare_insns = std::move(out);
-                spare_aux = std::move(aux);
+                o.kernel_warn += walk_warnings(fq);
+                w_.spare_insns = std::move(out);
+                w_.spare_aux = std::move(aux);
                 return o;
             }
         }
 
         PatchOutcome ok;
-        for (const auto& w : warn_) ok.kernel_warn += w;
-        spare_insns = std::move(prog.insns);
-        spare_aux = std::move(prog.aux);
+        ok.kernel_warn = walk_warnings(m_);
+        w_.spare_insns = std::move(prog.insns);
+        w_.spare_aux = std::move(prog.aux);
         prog.insns = std::move(out);
         prog.aux = std::move(aux);
         sweep_subprogs_and_linfo(prog);
@@ -117,26 +168,6 @@ public:
     }
 
 private:
-    // A displacement whose range must be replayed exactly over the patch sequence.
-    struct Cand {
-        int64_t a = 0, j = 0;         // anchor (original index), slot in its patch
-        // target (original index) per state range: a jump into a range that a later removal deletes
-        // names that slot until then, and the insn that slides into it afterwards (state, B, #pos<B)
-        std::vector<std::array<int64_t, 3>> b;
-        int64_t base_extra = 0;       // constant added to the target position
-        int64_t qib = -1, kib = 0;    // InsertBefore redirect: +kib for states > qib if it applied
-        int64_t pos = 0;              // final position (to decide whether the redirect applied)
-        int64_t s0 = 0, s1 = 0;       // states (after patches [0, s)) in which the kernel evaluates it
-        Field f = Field::None;
-    };
-    struct Redirect {
-        size_t out_idx;
-        Field f;
-        uint32_t q;
-        int64_t pos;
-        bool overflow;
-    };
-
     [[nodiscard]] int64_t smap(int64_t t) const {
         if (t < 0) return t;
         if (t <= n_) return s_[static_cast<size_t>(t)];
@@ -166,6 +197,16 @@ private:
                                    [](const std::pair<uint32_t, uint32_t>& e, int64_t v) { return int64_t{e.first} < v; });
         if (it == ibs_.end() || int64_t{it->first} != tgt) return -1;
         return it->second;
+    }
+
+    // Makes room in a spare array for an output of n slots. Its old contents are dead: when it
+    // must grow they are dropped rather than copied, and it grows with headroom, since these arrays
+    // circulate between the programs and the scratch and the next output is usually longer.
+    template <class T>
+    static void reserve_for_output(std::vector<T>& v, size_t n) {
+        if (v.capacity() >= n) return;
+        v.clear();
+        v.reserve(n + n / 2);
     }
 
     // Relocate one relative field whose displacement is re-derived from S. `owner` = patch that
@@ -199,35 +240,42 @@ private:
     void copy_segment(uint32_t from, uint32_t to, int64_t shift, std::vector<isa::Insn>& out, std::vector<InsnAux>& aux) {
         if (from >= to) return;
         PATCHFUZZ_CHECK(out.size() == static_cast<size_t>(from + shift), "segment lands at S[from]");
-        out.insert(out.end(), prog_.insns.begin() + from, prog_.insns.begin() + to);
-        aux.insert(aux.end(), prog_.aux.begin() + from, prog_.aux.begin() + to);
-        for (uint32_t c = from; c < to; ++c) {
-            const isa::Insn& in = prog_.insns[c];
-            const Field f = adj_field(in);
+        const isa::Insn* const src = prog_.insns.data();
+        std::copy(prog_.aux.begin() + from, prog_.aux.begin() + to, aux.begin() + static_cast<ptrdiff_t>(out.size()));
+        out.insert(out.end(), src + from, src + to);
+        // Most insns carry no displacement: the opcode table finds the few that may (jumps,
+        // ld_imm64) before adj_field() decides.
+        for (const isa::Insn* in = std::find_if(src + from, src + to, may_adjust); in != src + to;
+             in = std::find_if(in + 1, src + to, may_adjust)) {
+            const Field f = adj_field(*in);
             if (f == Field::None) continue;
-            const int64_t d = get_disp(in, f);
+            const uint32_t c = static_cast<uint32_t>(in - src);
+            const int64_t d = get_disp(*in, f);
             relocate(out, static_cast<size_t>(c + shift), f, int64_t{c} + 1 + d, -1, c, 0, d, false, 1);
         }
     }
+    static bool may_adjust(const isa::Insn& i) { return kMayAdjust[i.code]; }
 
     void write_patch(uint32_t q, std::vector<isa::Insn>& out, std::vector<InsnAux>& aux) {
         const Patch& p = p_[q];
         const size_t base = s_[p.pos];
         const int64_t n = local_len(p);
+        const size_t len = static_cast<size_t>(n);
         PATCHFUZZ_CHECK(out.size() == base, "patch lands at S[pos]");
         out.insert(out.end(), p.insns.begin(), p.insns.end());
         if (p.kind == PatchKind::InsertBefore) out.push_back(prog_.insns[p.pos]);
-        for (size_t j = 0; j < p.insns.size(); ++j) {
-            const Field f = adj_field(p.insns[j]);
+        const std::span<const isa::Insn> ins(p.insns);
+        for (size_t j = 0; j < ins.size(); ++j) {
+            if (!may_adjust(ins[j])) continue;
+            const Field f = adj_field(ins[j]);
             if (f == Field::None) continue;
-            const int64_t d = get_disp(p.insns[j], f);
+            const int64_t d = get_disp(ins[j], f);
             const int64_t local = static_cast<int64_t>(j) + d + 1;
             if (local >= 0 && local < n) continue;  // internal: kept verbatim
             const int64_t t = local >= n ? int64_t{p.pos} + 1 + (local - n) : int64_t{p.pos} + local;
             relocate(out, base + j, f, t, q, p.pos, static_cast<int64_t>(j), d, local < 0, int64_t{q} + 2);
         }
         const InsnAux& orig = prog_.aux[p.pos];
-        const size_t len = static_cast<size_t>(n);
         if (p.kind == PatchKind::InsertBefore) {
             const Field f = adj_field(prog_.insns[p.pos]);
             if (f != Field::None) {
@@ -242,31 +290,41 @@ private:
                 }
             }
         }
+        // New slots get fresh aux data but the patched insn's `seen`; the last slot keeps the
+        // patched insn's aux (bpf_patch_insn_data() -> adjust_insn_aux_data()). Every slot's
+        // zext_dst is recomputed from the insn written there.
+        InsnAux fresh{};
+        fresh.seen = orig.seen;
+        const std::span<InsnAux> slot_aux(aux.begin() + static_cast<ptrdiff_t>(base), len);
+        const std::span<const isa::Insn> slot(out.begin() + static_cast<ptrdiff_t>(base), len);
         for (size_t j = 0; j + 1 < len; ++j) {
-            InsnAux a{};
-            a.seen = orig.seen;
-            a.zext_dst = isa::insn_has_def32(out[base + j]);
-            aux.push_back(a);
+            slot_aux[j] = fresh;
+            slot_aux[j].zext_dst = isa::insn_has_def32(slot[j]);
         }
-        aux.push_back(orig);
-        aux.back().zext_dst = isa::insn_has_def32(out[base + len - 1]);
+        slot_aux[len - 1] = orig;
+        slot_aux[len - 1].zext_dst = isa::insn_has_def32(slot[len - 1]);
     }
 
     // adjust_jmp_off() overflow: the walk stops at the first overflowing (forward) jump in index
     // order; jumps at or after it keep naming the prologue start.
     void finish_redirects(std::vector<isa::Insn>& out) {
-        warn_.assign(m_, std::string{});
         for (const Redirect& r : redirects_)
             if (r.overflow) stop_[r.q] = std::min(stop_[r.q], r.pos);
-        for (uint32_t q = 0; q < m_; ++q)
-            if (stop_[q] != kNever)
-                warn_[q] = "adjust_jmp_off(tgt " + std::to_string(s_[p_[q].pos]) + ", delta " +
-                           std::to_string(p_[q].insns.size()) + "): insn " + std::to_string(stop_[q]) + ": -ERANGE\n";
         for (const Redirect& r : redirects_) {
             if (r.pos < stop_[r.q]) continue;
             isa::Insn& insn = out[r.out_idx];
             set_disp(insn, r.f, get_disp(insn, r.f) - static_cast<int64_t>(p_[r.q].insns.size()));
         }
+    }
+
+    // The WARNs of the adjust_jmp_off() walks of patches [0, end) that stopped, in patch order.
+    [[nodiscard]] std::string walk_warnings(uint32_t end) const {
+        std::string w;
+        for (uint32_t q = 0; q < end; ++q)
+            if (stop_[q] != kNever)
+                w += "adjust_jmp_off(tgt " + std::to_string(s_[p_[q].pos]) + ", delta " +
+                     std::to_string(p_[q].insns.size()) + "): insn " + std::to_string(stop_[q]) + ": -ERANGE\n";
+        return w;
     }
 
     // The copied insn of an InsertBefore keeps the displacement it had when copied (kernel), i.e. a
@@ -348,6 +406,16 @@ private:
         return kNever;
     }
 
+    // order = the indices of `v` in ascending key order, ties in index order (a stable sort). The
+    // tables are nearly always sorted already: then it is the identity, without sorting.
+    template <class T, class Key>
+    static void stable_order(std::vector<uint32_t>& order, const std::vector<T>& v, Key key) {
+        order.resize(v.size());
+        std::iota(order.begin(), order.end(), 0u);
+        const auto by_key = [&](uint32_t a, uint32_t b) { return key(v[a]) < key(v[b]); };
+        if (!std::is_sorted(order.begin(), order.end(), by_key)) std::stable_sort(order.begin(), order.end(), by_key);
+    }
+
     // adjust_subprog_starts / _after_remove (+ func_info deletion) and bpf_adj_linfo /
     // _after_remove (+ linfo_idx), as one sweep over the patches. Entries before the current patch
     // are final ("frozen"); every other entry has received exactly the same shifts so far, so it is
@@ -355,35 +423,37 @@ private:
     void sweep_subprogs_and_linfo(Program& prog) const {
         const auto& sp_in = prog_.subprogs;
         const size_t cnt_sp = sp_in.size() - 1;  // real subprogs; the last entry is the fake exit
-        std::vector<int64_t> sv(sp_in.size());
+        auto& sv = w_.sv;
+        sv.resize(sp_in.size());
         for (size_t i = 0; i < sp_in.size(); ++i) sv[i] = sp_in[i].start;
-        std::vector<char> sp_dead(sp_in.size(), 0);
-        std::vector<char> fi_dead(prog_.finfo.size(), 0);
+        auto& sp_dead = w_.sp_dead;
+        sp_dead.assign(sp_in.size(), 0);
+        auto& fi_dead = w_.fi_dead;
+        fi_dead.assign(prog_.finfo.size(), 0);
         size_t sip = 0;   // first unfrozen real subprog
         int64_t sadd = 0;
-        std::vector<uint32_t> sp_final(sp_in.size(), 0);
+        auto& sp_final = w_.sp_final;  // every entry is written before it is read
+        sp_final.resize(sp_in.size());
 
-        const auto& li_in = prog_.linfo;
-        std::vector<int64_t> lv(li_in.size());
-        for (size_t i = 0; i < li_in.size(); ++i) lv[i] = li_in[i].insn_off;
-        std::vector<LineInfo> li_out;
-        li_out.reserve(li_in.size());
+        // Line info is compacted in place: li[0, lout) are final; li[lip, end) still hold their
+        // original-coordinate offsets (lip >= lout); the entries in between were dropped.
+        auto& li = prog.linfo;
+        size_t lout = 0;
         size_t lip = 0;
         int64_t ladd = 0;
         auto freeze_linfo = [&](auto pred) {
-            while (lip < lv.size() && pred(lv[lip])) {
-                LineInfo l = li_in[lip];
-                l.insn_off = static_cast<uint32_t>(lv[lip] + ladd);
-                li_out.push_back(l);
-                lip++;
+            while (lip < li.size() && pred(int64_t{li[lip].insn_off})) {
+                const auto off = static_cast<uint32_t>(li[lip].insn_off + ladd);
+                li[lout] = li[lip++];
+                li[lout++].insn_off = off;
             }
         };
 
         // linfo_idx of every subprog entry, processed in ascending value order.
-        std::vector<uint32_t> order(sp_in.size());
-        std::iota(order.begin(), order.end(), 0u);
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sp_in[a].linfo_idx < sp_in[b].linfo_idx; });
-        std::vector<uint32_t> lidx_final(sp_in.size());
+        auto& order = w_.order;
+        stable_order(order, sp_in, [](const SubprogInfo& s) { return s.linfo_idx; });
+        auto& lidx_final = w_.lidx_final;  // every entry is written before it is read
+        lidx_final.resize(sp_in.size());
         size_t lf = 0;
         int64_t lsub = 0;
 
@@ -416,14 +486,15 @@ private:
             }
             sadd -= c;
             // bpf_adj_linfo_after_remove
-            if (!li_in.empty()) {
+            if (!li.empty()) {
                 freeze_linfo([&](int64_t v) { return v < r; });
-                const int64_t l_off = static_cast<int64_t>(li_out.size());
+                const int64_t l_off = static_cast<int64_t>(lout);
                 size_t e = lip;
-                while (e < lv.size() && lv[e] < r + c) e++;
+                while (e < li.size() && li[e].insn_off < r + c) e++;
                 int64_t l_cnt = static_cast<int64_t>(e - lip);
-                if (r + c != n_ && l_cnt > 0 && (e == lv.size() || lv[e] != r + c)) {
-                    lv[e - 1] = r + c;  // first survivor inherits the last removed line
+                if (r + c != n_ && l_cnt > 0 && (e == li.size() || li[e].insn_off != r + c)) {
+                    // the first survivor inherits the last removed line
+                    li[e - 1].insn_off = static_cast<uint32_t>(r + c);
                     l_cnt--;
                     lip = e - 1;
                 } else {
@@ -447,7 +518,8 @@ private:
         freeze_linfo([](int64_t) { return true; });
         for (; lf < order.size(); ++lf) lidx_final[order[lf]] = static_cast<uint32_t>(sp_in[order[lf]].linfo_idx - lsub);
 
-        std::vector<SubprogInfo> sp_out;
+        auto& sp_out = w_.sp_out;
+        sp_out.clear();
         sp_out.reserve(sp_in.size());
         for (size_t i = 0; i < sp_in.size(); ++i) {
             if (sp_dead[i]) continue;
@@ -456,13 +528,15 @@ private:
             s.linfo_idx = lidx_final[i];
             sp_out.push_back(s);
         }
-        std::vector<FuncInfo> fi_out;
+        auto& fi_out = w_.fi_out;
+        fi_out.clear();
         fi_out.reserve(prog_.finfo.size());
         for (size_t i = 0; i < prog_.finfo.size(); ++i)
             if (!fi_dead[i]) fi_out.push_back(prog_.finfo[i]);
-        prog.subprogs = std::move(sp_out);
-        prog.finfo = std::move(fi_out);
-        prog.linfo = std::move(li_out);
+        // The program's previous tables become the next batch's storage.
+        prog.subprogs.swap(sp_out);
+        prog.finfo.swap(fi_out);
+        li.erase(li.begin() + static_cast<ptrdiff_t>(lout), li.end());
     }
 
     // bpf_insn_array_adjust / _after_remove: S for kept insns, INSN_DELETED for removed ones.
@@ -489,10 +563,10 @@ private:
     void sweep_pokes(Program& prog) const {
         auto& pk = prog.pokes;
         if (pk.empty()) return;
-        std::vector<uint32_t> order(pk.size());
-        std::iota(order.begin(), order.end(), 0u);
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return pk[a].insn_idx < pk[b].insn_idx; });
-        std::vector<int64_t> val(pk.size());
+        auto& order = w_.order;
+        stable_order(order, pk, [](const PokeDesc& d) { return d.insn_idx; });
+        auto& val = w_.val;
+        val.resize(pk.size());
         for (size_t i = 0; i < pk.size(); ++i) val[i] = pk[i].insn_idx;
         size_t f = 0;
         int64_t add = 0;
@@ -514,17 +588,17 @@ private:
     const std::vector<Patch>& p_;
     const int64_t n_;
     const uint32_t m_;
-    std::vector<int64_t> gp_;          // gp_[s] = total growth of patches [0, s)
-    std::vector<uint32_t> s_;          // S
+    BatchScratch& w_;                  // storage of the vectors below and of the sweeps' tables
+    std::vector<int64_t>& gp_;         // gp_[s] = total growth of patches [0, s)
+    std::vector<uint32_t>& s_;         // S
     int64_t removed_total_ = 0;
     bool any_ib_ = false;
     bool check_erange_ = false;
-    std::vector<std::pair<uint32_t, uint32_t>> ibs_;  // (S[pos], patch index) of InsertBefore patches
-    std::vector<Redirect> redirects_;
-    std::vector<int64_t> stop_;        // per InsertBefore: position where its walk stopped
-    std::vector<std::string> warn_;
-    std::vector<uint32_t> ib_copies_;
-    std::vector<Cand> cands_;
+    std::vector<std::pair<uint32_t, uint32_t>>& ibs_;  // (S[pos], patch index) of InsertBefore patches
+    std::vector<Redirect>& redirects_;
+    std::vector<int64_t>& stop_;       // per InsertBefore: position where its walk stopped
+    std::vector<uint32_t>& ib_copies_;
+    std::vector<Cand>& cands_;
 };
 
 class BatchedPatcher final : public Patcher {
@@ -533,14 +607,13 @@ public:
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
         if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
         if (batch.patches.empty()) return {};
-        Batch b(prog, batch);
-        return b.run(prog, spare_insns_, spare_aux_);
+        // One per thread, not per patcher: the harness makes a patcher per run of a case, which
+        // applies only one or two batches. apply() never re-enters itself, and a Batch keeps
+        // nothing in the scratch once it returns.
+        thread_local BatchScratch scratch;
+        Batch b(prog, batch, scratch);
+        return b.run(prog);
     }
-
-private:
-    // The arrays of the program before the last batch, reused to build the next output.
-    std::vector<isa::Insn> spare_insns_;
-    std::vector<InsnAux> spare_aux_;
 };
 
 }  // namespace

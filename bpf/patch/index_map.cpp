@@ -5,13 +5,22 @@
 namespace patchfuzz::patch {
 
 std::vector<uint32_t> index_map(uint32_t old_len, const PatchBatch& batch) {
-    std::vector<uint32_t> s(size_t{old_len} + 1);
+    std::vector<uint32_t> s;
+    index_map(old_len, batch, s);
+    return s;
+}
+
+void index_map(uint32_t old_len, const PatchBatch& batch, std::vector<uint32_t>& s) {
+    // Every entry is written below: resize() only to get the length, old contents do not matter.
+    s.resize(size_t{old_len} + 1);
     int64_t g = 0;
-    uint32_t k = 0;
+    size_t k = 0;
     bool any_remove = false;
     for (const Patch& p : batch.patches) {
-        // k in [prev, p.pos]: patches with pos < k are exactly the ones already summed.
-        for (; k <= p.pos; ++k) s[k] = static_cast<uint32_t>(k + g);
+        // k in [prev, p.pos]: patches with pos < k are exactly the ones already summed. (A copy
+        // of p.pos: the stores into s could alias it, so it would be reloaded every iteration.)
+        const uint32_t pos = p.pos;
+        for (; k <= pos; ++k) s[k] = static_cast<uint32_t>(k + g);
         g += growth(p);
         any_remove |= p.kind == PatchKind::Remove;
     }
@@ -27,7 +36,6 @@ std::vector<uint32_t> index_map(uint32_t old_len, const PatchBatch& batch) {
             }
         }
     }
-    return s;
 }
 
 }  // namespace patchfuzz::patch

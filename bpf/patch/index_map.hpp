@@ -26,5 +26,8 @@
 namespace patchfuzz::patch {
 
 std::vector<uint32_t> index_map(uint32_t old_len, const PatchBatch& batch);
+// The same map written into `s` (resized to old_len + 1), so a caller that maps batch after batch
+// (the batched patcher) reuses one buffer instead of allocating and zero-filling a new one.
+void index_map(uint32_t old_len, const PatchBatch& batch, std::vector<uint32_t>& s);
 
 }  // namespace patchfuzz::patch
