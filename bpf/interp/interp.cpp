@@ -3,11 +3,13 @@
 #include <linux/bpf.h>
 
 #include <array>
+#include <bit>
 #include <cassert>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <memory>
-#include <optional>
 
 #include "bpf/interp/cost_model.hpp"
 #include "bpf/interp/effect_log.hpp"
@@ -120,21 +122,43 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-// A program decoded for one arch's semantics (see Executable in interp.hpp): the decode depends on
-// the profile only through movsx_as_mov, and on nothing of an input.
-struct DecodedProgram {
-    DecodedProgram(const Program& prog, const ArchProfile& arch, ZextMarks marks) : prog_(prog), arch_(arch), marks_(marks) {
-        decode();
-    }
+// A program's code decoded for one value of movsx_as_mov, the only part of a profile the decode
+// depends on (and nothing of an input): what Executables of one program share.
+struct DecodedCode {
+    DecodedCode(const Program& prog, bool movsx_as_mov) : prog_(prog), movsx_as_mov_(movsx_as_mov) { decode(); }
     void decode();
+    [[gnu::noinline]] uint32_t decode_slow(uint32_t pc);
     DInsn decode_one(uint32_t pc, std::string& why);
     [[maybe_unused]] bool decodes_alike(uint32_t pc, const DInsn& d);  // for assert()
+    // Whether this decode is also the one for a profile with movsx_as_mov == `movsx_as_mov`.
+    [[nodiscard]] bool decodes_for(bool movsx_as_mov) const { return !has_movsx_ || movsx_as_mov == movsx_as_mov_; }
+
+    const Program& prog_;
+    const bool movsx_as_mov_;
+    bool has_movsx_ = false;  // some insn decoded differently under the other movsx_as_mov
+    // One per insn, every one written by decode() (so not zeroed first, as a vector's would be).
+    std::unique_ptr<DInsn[]> code_;
+    size_t size_ = 0;
+    std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
+    static constexpr uint64_t kNoSecondSlot = ~0ULL;
+    uint64_t second_slot_ = kNoSecondSlot;  // index in invalid_ of the second-slot reason, once added
+};
+
+// A program decoded for one arch's semantics (see Executable in interp.hpp).
+struct DecodedProgram {
+    DecodedProgram(const Program& prog, const ArchProfile& arch, ZextMarks marks)
+        : prog_(prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {}
+    DecodedProgram(const DecodedProgram& like, const ArchProfile& arch, ZextMarks marks)
+        : prog_(like.prog_),
+          arch_(arch),
+          marks_(marks),
+          code_(like.code_->decodes_for(arch.movsx_as_mov) ? like.code_
+                                                           : std::make_shared<const DecodedCode>(like.prog_, arch.movsx_as_mov)) {}
 
     const Program& prog_;
     const ArchProfile arch_;
     const ZextMarks marks_;
-    std::vector<DInsn> code_;
-    std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
+    const std::shared_ptr<const DecodedCode> code_;
 };
 
 namespace {
@@ -151,8 +175,9 @@ public:
           opts_(opts),
           res_(out),
           effects_(out.effects),
-          code_(decoded.code_),
-          invalid_(decoded.invalid_),
+          code_(decoded.code_->code_.get()),
+          code_size_(decoded.code_->size_),
+          invalid_(decoded.code_->invalid_),
           prandom_(in.prandom_seed) {
         res_.clear();
     }
@@ -197,7 +222,8 @@ private:
     EffectLog effects_;  // into res_.effects
     bool done_ = false;
 
-    const std::vector<DInsn>& code_;
+    const DInsn* const code_;
+    const size_t code_size_;
     const std::vector<std::string>& invalid_;
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
     Memory mem_;
@@ -251,13 +277,15 @@ bool Machine::setup() {
             return false;
         }
         if (i < in_.maps.size()) {
+            // A wrong-sized entry ends the run before it starts (no result but the fault), so all
+            // are checked before any is applied.
             for (const MapEntry& e : in_.maps[i]) {
                 if (e.key.size() != m.def().key_size || e.value.size() < m.def().value_size) {
                     fault(0, "input for map " + std::to_string(i) + " has an entry of the wrong size", ExecResult::Status::Unsupported);
                     return false;
                 }
-                (void)m.user_update(e.key.data(), e.value.data());
             }
+            m.user_fill(in_.maps[i]);
         }
     }
     // Instruction arrays: each entry's value is the code address of its (xlated) insn, what
@@ -319,7 +347,7 @@ static constexpr int cond_jump_base(uint8_t o) {
     }
 }
 
-DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
+DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
     const Insn& i = prog_.insns[pc];
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     DInsn d{INVALID, i.dst_reg, i.src_reg, 0, i.off, static_cast<uint64_t>(static_cast<int64_t>(i.imm))};
@@ -359,7 +387,8 @@ DInsn DecodedProgram::decode_one(uint32_t pc, std::string& why) {
             }
             if (o == BPF_MOV && x && i.off != 0 && i.off != 1 && i.off != -1) {
                 // MOVSX (cpu v4). A 32-bit JIT that ignores `off` executes it as a plain move.
-                if (arch_.movsx_as_mov) {
+                has_movsx_ = true;
+                if (movsx_as_mov_) {
                     d.op = w64 ? MOV64X : MOV32X;
                     return d;
                 }
@@ -569,11 +598,24 @@ namespace {
 struct FastDecode {
     uint8_t op = INVALID;  // INVALID: decode_one decides
     uint8_t aux = 0;
-    uint8_t needs_zero = 0;  // kOff | kImm | kSrc: the fields that must be 0 for `op`
+    // Properties of an insn (kOff | kImm | kSrc: that field is not 0; kBadReg: a register number
+    // above kRegAx; kAny: always set) that send it to decode_one. An entry that decodes nothing
+    // rejects kAny, every other one kBadReg and the fields that must be 0 for `op`: so one test
+    // of the insn's properties against this mask decides, without a branch per condition.
+    uint8_t reject = kAny;
     bool jump = false;
+    uint32_t head = 0;  // op and aux where DInsn has them (head_byte); decode() adds dst and src
     uint64_t imm_mask = ~0ULL;
-    static constexpr uint8_t kOff = 1, kImm = 2, kSrc = 4;
+    static constexpr uint8_t kOff = 1, kImm = 2, kSrc = 4, kBadReg = 8, kAny = 16;
 };
+
+// DInsn's first four bytes (op, dst, src, aux) as one host word, which decode() composes from its
+// tables and stores at once: byte k of the struct holds v.
+static_assert(offsetof(DInsn, op) == 0 && offsetof(DInsn, dst) == 1 && offsetof(DInsn, src) == 2 && offsetof(DInsn, aux) == 3);
+static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big);
+constexpr uint32_t head_byte(unsigned k, uint8_t v) {
+    return uint32_t{v} << (std::endian::native == std::endian::little ? 8 * k : 24 - 8 * k);
+}
 
 constexpr std::array<FastDecode, 256> make_fast_decode() {
     std::array<FastDecode, 256> t{};
@@ -582,13 +624,14 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
         const int sz = size == BPF_B ? 0 : size == BPF_H ? 1 : size == BPF_W ? 2 : 3;  // as decode_one
         const bool x = (c & BPF_X) != 0;
         FastDecode& f = t[c];
+        uint8_t needs_zero = 0;  // of kOff | kImm | kSrc
         if (cls == BPF_ALU || cls == BPF_ALU64) {
             // Not NEG/END (decoded from imm). DIV/MOD are unsigned with off 0 (1: signed), MOV X is
             // a plain move with off and imm 0 (else movsx, percpu, zext).
             const int base = alu_base(o, false);
             if (base < 0) continue;
-            if (o == BPF_DIV || o == BPF_MOD) f.needs_zero = FastDecode::kOff;
-            if (o == BPF_MOV) f.needs_zero = x ? FastDecode::kOff | FastDecode::kImm : 0;
+            if (o == BPF_DIV || o == BPF_MOD) needs_zero = FastDecode::kOff;
+            if (o == BPF_MOV && x) needs_zero = FastDecode::kOff | FastDecode::kImm;
             const bool w64 = cls == BPF_ALU64;
             f.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
             const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
@@ -606,7 +649,7 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
                 if (c == (BPF_JMP | BPF_EXIT)) f.op = EXIT;
                 if (c == (BPF_JMP | BPF_CALL)) {
                     f.op = CALL_HELPER;  // src 0; else a local or kfunc call
-                    f.needs_zero = FastDecode::kSrc;
+                    needs_zero = FastDecode::kSrc;
                 }
             }
         } else if (cls == BPF_LDX && mode == BPF_MEM) {
@@ -618,61 +661,103 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
             f.aux = static_cast<uint8_t>(1u << sz);
             f.imm_mask = 0xffffffffULL;
         }
+        f.reject = f.op == INVALID ? FastDecode::kAny : static_cast<uint8_t>(needs_zero | FastDecode::kBadReg);
+        f.head = head_byte(0, f.op) | head_byte(3, f.aux);
     }
     return t;
 }
 constexpr std::array<FastDecode, 256> kFastDecode = make_fast_decode();
 
+// What the byte of an insn that holds dst_reg and src_reg contributes to its fast decode: the
+// register properties (kSrc, kBadReg) and DInsn's dst and src bytes (head_byte). Indexed by that
+// byte as it is in memory: which nibble holds which field is the compiler's bit-field layout, so
+// the table is made for it at run time, once.
+struct RegDecode {
+    uint32_t head;
+    uint8_t props;
+};
+const RegDecode* reg_decode_table() {
+    static const std::array<RegDecode, 256> table = [] {
+        std::array<RegDecode, 256> t{};
+        for (unsigned dst = 0; dst < 16; ++dst) {
+            for (unsigned src = 0; src < 16; ++src) {
+                Insn probe{};
+                probe.dst_reg = static_cast<uint8_t>(dst) & 0xf;
+                probe.src_reg = static_cast<uint8_t>(src) & 0xf;
+                const uint8_t byte = reinterpret_cast<const uint8_t*>(&probe)[1];
+                t[byte].head = head_byte(1, static_cast<uint8_t>(dst)) | head_byte(2, static_cast<uint8_t>(src));
+                t[byte].props = static_cast<uint8_t>((src != 0 ? FastDecode::kSrc : 0) |
+                                                     (dst > isa::kRegAx || src > isa::kRegAx ? FastDecode::kBadReg : 0));
+            }
+        }
+        return t;
+    }();
+    return table.data();
+}
+
 }  // namespace
 
 // What decode() checks its table against in builds with assertions.
-bool DecodedProgram::decodes_alike(uint32_t pc, const DInsn& d) {
+bool DecodedCode::decodes_alike(uint32_t pc, const DInsn& d) {
     std::string why;
     return decode_one(pc, why) == d && why.empty();
 }
 
-void DecodedProgram::decode() {
+void DecodedCode::decode() {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    code_.resize(n);
-    // Every second slot of an ld_imm64 shares one reason (a program has many ld_imm64).
-    std::optional<uint64_t> second_slot;
-    // The insns are read through a local pointer and copied whole, and the result written through
-    // another: DInsn's byte fields may alias anything, so stores through code_ would otherwise
-    // make every load of prog_/code_ state be redone per insn.
+    code_.reset(new DInsn[n]);
+    size_ = n;
+    const RegDecode* const regs = reg_decode_table();
+    // The insns are read through a local pointer, and the result written through another: DInsn's
+    // byte fields may alias anything, so stores through code_ would otherwise make every load of
+    // prog_/code_ state be redone per insn.
     const Insn* const insns = prog_.insns.data();
-    DInsn* const out = code_.data();
+    DInsn* const out = code_.get();
     for (uint32_t pc = 0; pc < n; ++pc) {
-        const Insn i = insns[pc];
+        const Insn& i = insns[pc];
         const FastDecode& f = kFastDecode[i.code];
-        const uint8_t dst = i.dst_reg, src = i.src_reg;
-        const uint8_t nonzero =
-            (i.off != 0 ? FastDecode::kOff : 0) | (i.imm != 0 ? FastDecode::kImm : 0) | (src != 0 ? FastDecode::kSrc : 0);
-        if (f.op != INVALID && (nonzero & f.needs_zero) == 0 && dst <= isa::kRegAx && src <= isa::kRegAx) {
-            const int64_t target = static_cast<int64_t>(pc) + 1 + i.off;
-            if (!f.jump || (target >= 0 && target < static_cast<int64_t>(n))) {  // else decode_one says why not
-                out[pc] = DInsn{f.op, dst, src, f.aux, f.jump ? static_cast<int32_t>(target) : i.off,
-                                static_cast<uint64_t>(static_cast<int64_t>(i.imm)) & f.imm_mask};
-                assert(decodes_alike(pc, out[pc]));
-                continue;
-            }
+        const RegDecode& r = regs[reinterpret_cast<const uint8_t*>(&i)[1]];  // the dst_reg/src_reg byte
+        const int16_t off = i.off;
+        const int32_t imm = i.imm;
+        const uint8_t props =
+            static_cast<uint8_t>(r.props | (off != 0 ? FastDecode::kOff : 0) | (imm != 0 ? FastDecode::kImm : 0) | FastDecode::kAny);
+        // A jump's target as an unsigned index: one compare also rejects those before insn 0.
+        const uint64_t target = static_cast<uint64_t>(static_cast<int64_t>(pc) + 1 + off);
+        if ((props & f.reject) == 0 && (!f.jump || target < n)) [[likely]] {  // else decode_one says why not
+            DInsn& d = out[pc];
+            const uint32_t head = f.head | r.head;
+            std::memcpy(&d, &head, sizeof head);  // op, dst, src, aux
+            d.off = f.jump ? static_cast<int32_t>(target) : off;
+            d.imm = static_cast<uint64_t>(static_cast<int64_t>(imm)) & f.imm_mask;
+            assert(decodes_alike(pc, d));
+            continue;
         }
-        std::string why;
-        DInsn d = decode_one(pc, why);
-        if (d.op == INVALID) {
-            if (why.empty()) why = "invalid instruction";
-            d.imm = invalid_.size();
-            invalid_.push_back(std::move(why));
-        }
-        code_[pc] = d;
-        if ((d.op == LDIMM64 || d.op == LDIMM64_MAP) && pc + 1 < n) {
-            ++pc;
-            if (!second_slot) {
-                second_slot = invalid_.size();
-                invalid_.push_back("execution reached the second slot of ld_imm64");
-            }
-            code_[pc] = DInsn{INVALID, 0, 0, 0, 0, *second_slot};
-        }
+        pc = decode_slow(pc);
     }
+}
+
+// The insns the table leaves to decode_one, out of decode()'s loop so that the loop keeps its
+// state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64).
+uint32_t DecodedCode::decode_slow(uint32_t pc) {
+    const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
+    std::string why;
+    DInsn d = decode_one(pc, why);
+    if (d.op == INVALID) {
+        if (why.empty()) why = "invalid instruction";
+        d.imm = invalid_.size();
+        invalid_.push_back(std::move(why));
+    }
+    code_[pc] = d;
+    if ((d.op == LDIMM64 || d.op == LDIMM64_MAP) && pc + 1 < n) {
+        ++pc;
+        // Every second slot of an ld_imm64 shares one reason (a program has many ld_imm64).
+        if (second_slot_ == kNoSecondSlot) {
+            second_slot_ = invalid_.size();
+            invalid_.push_back("execution reached the second slot of ld_imm64");
+        }
+        code_[pc] = DInsn{INVALID, 0, 0, 0, 0, second_slot_};
+    }
+    return pc;
 }
 
 namespace {
@@ -1114,7 +1199,7 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
                     break;
                 }
                 uint64_t cb = a2 - kCodeBase;
-                if ((cb & 7) != 0 || (cb >> 3) >= code_.size()) {
+                if ((cb & 7) != 0 || (cb >> 3) >= code_size_) {
                     fault(pc, "bpf_loop: callback " + hex(a2) + " is not a code address");
                     return false;
                 }
@@ -1146,7 +1231,7 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
 template <bool kCost, bool kTrace, bool kZextMarks>
 void Machine::loop() {
     uint64_t* const r = r_;
-    const DInsn* const code = code_.data();
+    const DInsn* const code = code_;
     const uint64_t keep = hi_keep_;
     [[maybe_unused]] const InsnAux* const aux = prog_.aux.data();
     uint32_t pc = 0;
@@ -1423,7 +1508,7 @@ void Machine::loop() {
             }
             case GOTOX: {
                 const uint64_t t = r[d.dst] - kCodeBase;
-                if ((t & 7) != 0 || (t >> 3) >= code_.size()) PF_FAULT("gotox to " + hex(r[d.dst]) + ", not a code address");
+                if ((t & 7) != 0 || (t >> 3) >= code_size_) PF_FAULT("gotox to " + hex(r[d.dst]) + ", not a code address");
                 pc = static_cast<uint32_t>(t >> 3);
                 continue;
             }
@@ -1536,7 +1621,7 @@ void Machine::run() {
     budget_ = opts_.step_budget ? opts_.step_budget : in_.step_budget;
     cost_ = opts_.cost;
     if (!setup()) return;
-    if (code_.empty()) {
+    if (code_size_ == 0) {
         fault(0, "empty program");
         return;
     }
@@ -1576,6 +1661,9 @@ void Machine::run() {
 
 Executable::Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks)
     : decoded_(std::make_unique<const DecodedProgram>(prog, arch, marks)) {}
+Executable::Executable(const Executable& decoded_like, const ArchProfile& arch, ZextMarks marks)
+    : decoded_(std::make_unique<const DecodedProgram>(*decoded_like.decoded_, arch, marks)) {}
+bool Executable::shares_code_with(const Executable& other) const { return decoded_->code_ == other.decoded_->code_; }
 Executable::~Executable() = default;
 Executable::Executable(Executable&&) noexcept = default;
 Executable& Executable::operator=(Executable&&) noexcept = default;

@@ -121,6 +121,14 @@ struct DecodedProgram;
 class Executable {
 public:
     Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks = ZextMarks::Ignore);
+    // decoded_like's program under another profile and zext marks, sharing its decoded code when
+    // that decodes alike: the decode depends on the profile only through movsx_as_mov, and not
+    // even on that when the program has no MOVSX. Otherwise the program is decoded anew. Either
+    // way it runs exactly as Executable(decoded_like.program(), arch, marks) does; decoded_like
+    // may be destroyed first (the shared code is reference counted, the program must live on).
+    Executable(const Executable& decoded_like, const ArchProfile& arch, ZextMarks marks);
+    // Whether this and `other` run one shared decoded code (for tests and statistics).
+    [[nodiscard]] bool shares_code_with(const Executable& other) const;
     ~Executable();
     Executable(Executable&&) noexcept;
     Executable& operator=(Executable&&) noexcept;

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -751,6 +752,112 @@ TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
     const ExecResult a = execute(exe, inputs[1]), b = execute(exe, inputs[3]), c = execute(exe, inputs[3]);
     EXPECT_NE(a.map_digests[0], b.map_digests[0]);
     EXPECT_EQ(b.map_digests, c.map_digests);
+}
+
+// Every field of two results, for the tests that compare runs.
+void expect_same_result(const ExecResult& a, const ExecResult& b) {
+    EXPECT_EQ(a.status, b.status);
+    EXPECT_EQ(a.r0, b.r0);
+    EXPECT_EQ(a.fault_pc, b.fault_pc);
+    EXPECT_EQ(a.reason, b.reason);
+    EXPECT_EQ(a.steps, b.steps);
+    EXPECT_EQ(a.stack, b.stack);
+    EXPECT_EQ(a.maps, b.maps);
+    EXPECT_EQ(a.map_digests, b.map_digests);
+    EXPECT_EQ(a.effects, b.effects);
+    EXPECT_EQ(a.cycles, b.cycles);
+    EXPECT_EQ(a.ctx, b.ctx);
+    EXPECT_EQ(a.packet, b.packet);
+    ASSERT_EQ(a.trace.size(), b.trace.size());
+    for (size_t k = 0; k < a.trace.size(); ++k) {
+        EXPECT_EQ(a.trace[k].pc, b.trace[k].pc);
+        EXPECT_EQ(a.trace[k].frame, b.trace[k].frame);
+        EXPECT_EQ(a.trace[k].dst_after, b.trace[k].dst_after);
+    }
+}
+
+TEST(InterpExecutable, SharedDecodeRunsAsASeparateDecode) {
+    // Executable(like, arch, marks) must run exactly as Executable(like.program(), arch, marks):
+    // programs whose results differ between the profiles and marks (upper halves of 32-bit defs,
+    // zext marks, MOVSX), with maps, invalid insns and ld_imm64; every pair of (profile, marks).
+    const auto alu32 = cat(ld64(6, 0xabcd000000000001ULL), {alu32_imm(BPF_ADD, 6, 1), mov64_reg(0, 6), exit_insn()});
+    Program marked = make_program(alu32);
+    marked.aux[2].zext_dst = true;  // the ALU32 add: zext'ed under ZextMarks::Apply
+    const Program movsx = make_program({ldx(BPF_W, 2, 1, 0), make(BPF_ALU64 | BPF_MOV | BPF_X, 0, 2, 16, 0),
+                                        make(BPF_ALU | BPF_MOV | BPF_X, 3, 2, 8, 0), alu64_reg(BPF_XOR, 0, 3), exit_insn()});
+    // A bad insn on the path of inputs with ctx[0] != 0 (the fault's reason is decoded).
+    const Program invalid = make_program({ldx(BPF_B, 2, 1, 0), mov64_imm(0, 1), jmp_imm(BPF_JEQ, 2, 0, 1),
+                                          make(BPF_ALU64 | 0xe0 | BPF_K, 0, 0, 0, 0), exit_insn()});
+    // An array-map update of a value with a 32-bit sum above an upper half a 32-bit JIT keeps.
+    Program mapped = make_program(cat(ld64(7, 0xabcd000000000000ULL),
+                                      {ldx(BPF_W, 8, 1, 0), alu32_reg(BPF_ADD, 7, 8), st(BPF_W, 10, -4, 0), stx(BPF_DW, 10, 7, -16),
+                                       ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 0), ldimm64_hi(0), mov64_reg(2, 10), alu64_imm(BPF_ADD, 2, -4),
+                                       mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -16), mov64_imm(4, 0),
+                                       call_helper(BPF_FUNC_map_update_elem), mov64_reg(0, 7), exit_insn()}));
+    mapped.aux[3].zext_dst = true;
+    mapped.maps.push_back(MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 2});
+    std::vector<ExecInput> inputs(3);
+    inputs[0].ctx = {0x80, 0xff, 0x7f, 0x80};
+    inputs[1].ctx = {0, 0, 0, 0};
+    inputs[1].regs[6] = 0x1234567800000000ULL;
+    inputs[2].ctx = {5, 0x80, 0, 0};
+    inputs[2].maps = {{MapEntry{{0, 0, 0, 0}, {1, 2, 3, 4, 5, 6, 7, 8}}}};
+    struct Named {
+        const char* name;
+        const Program* prog;
+        bool has_movsx;
+    };
+    const std::vector<Named> programs = {{"alu32", &marked, false}, {"movsx", &movsx, true}, {"invalid", &invalid, false},
+                                         {"mapped", &mapped, false}};
+    const std::vector<const ArchProfile*> arches = {&arch_x86_64(), &arch_arm64(), &arch_jit32()};
+    const ZextMarks all_marks[] = {ZextMarks::Ignore, ZextMarks::Apply};
+    ExecOptions traced;
+    traced.trace_last = 4;
+    size_t differing = 0;  // pairs of (profile, marks) whose results differ: the test must see some
+    for (const Named& p : programs) {
+        for (const ArchProfile* a1 : arches) {
+            for (ZextMarks m1 : all_marks) {
+                for (const ArchProfile* a2 : arches) {
+                    for (ZextMarks m2 : all_marks) {
+                        SCOPED_TRACE(std::string(p.name) + ": " + std::string(a1->name) + "/" + std::to_string(int(m1)) + " -> " +
+                                     std::string(a2->name) + "/" + std::to_string(int(m2)));
+                        auto like = std::make_unique<Executable>(*p.prog, *a1, m1);
+                        const Executable shared(*like, *a2, m2);
+                        EXPECT_EQ(&shared.program(), p.prog);
+                        EXPECT_EQ(shared.arch().name, a2->name);
+                        EXPECT_EQ(shared.zext_marks(), m2);
+                        // Shared unless MOVSX decodes differently for the two profiles.
+                        EXPECT_EQ(shared.shares_code_with(*like), !p.has_movsx || a1->movsx_as_mov == a2->movsx_as_mov);
+                        const Executable separate(*p.prog, *a2, m2);
+                        like.reset();  // the shared code outlives the Executable it came from
+                        for (size_t k = 0; k < inputs.size(); ++k) {
+                            SCOPED_TRACE("input " + std::to_string(k));
+                            const ExecResult fresh = execute(*p.prog, inputs[k], *a2, {}, m2);
+                            expect_same_result(execute(shared, inputs[k]), fresh);
+                            expect_same_result(execute(separate, inputs[k]), fresh);
+                            expect_same_result(execute(shared, inputs[k], traced), execute(separate, inputs[k], traced));
+                            if (execute(*p.prog, inputs[k], *a1, {}, m1).r0 != fresh.r0) ++differing;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_GT(differing, 0u);
+    // The programs do what the comparisons rely on: MOVSX differs on jit32, the mark and the
+    // upper half matter, the invalid insn faults with its decoded reason.
+    EXPECT_NE(execute(movsx, inputs[0], arch_x86_64()).r0, execute(movsx, inputs[0], arch_jit32()).r0);
+    EXPECT_EQ(execute(marked, inputs[0], arch_jit32()).r0, 0xabcd000000000002ULL);
+    EXPECT_EQ(execute(marked, inputs[0], arch_jit32(), {}, ZextMarks::Apply).r0, 2u);
+    const ExecResult bad = execute(invalid, inputs[0], arch_x86_64());
+    EXPECT_EQ(bad.status, S::Fault);
+    EXPECT_EQ(bad.fault_pc, 3u);
+    EXPECT_EQ(execute(invalid, inputs[1], arch_x86_64()).status, S::Ok);
+    const ExecResult mj = execute(mapped, inputs[1], arch_jit32()), mx = execute(mapped, inputs[1], arch_x86_64());
+    ASSERT_EQ(mj.status, S::Ok) << mj.reason;
+    ASSERT_EQ(mx.status, S::Ok) << mx.reason;
+    EXPECT_NE(mj.map_digests, mx.map_digests);
+    EXPECT_EQ(mx.map_digests, execute(mapped, inputs[1], arch_jit32(), {}, ZextMarks::Apply).map_digests);
 }
 
 }  // namespace

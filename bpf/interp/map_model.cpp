@@ -3,7 +3,9 @@
 #include <linux/bpf.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <type_traits>
 
 #include "bpf/isa/insn.hpp"
 
@@ -45,13 +47,10 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
     }
     obj_region_ = mem_.add(static_cast<uint32_t>(kArrayValueOffset + body), RegionKind::MapValue, true);
     if (kind_ == Kind::Array && percpu_) {
-        percpu_values_.reserve(def.max_entries);
+        percpu_first_ = mem_.add_many(def.max_entries, elem_size_, RegionKind::MapValue);
         uint8_t* pptrs = mem_.region(obj_region_).data + kArrayValueOffset;
-        for (uint32_t i = 0; i < def.max_entries; ++i) {
-            uint32_t r = mem_.add(elem_size_, RegionKind::MapValue);
-            percpu_values_.push_back(r);
-            store_le(pptrs + 8 * i, 8, kPercpuBase + (Memory::addr(r, 0) - kRegionBase));
-        }
+        for (uint32_t i = 0; i < def.max_entries; ++i)
+            store_le(pptrs + 8 * i, 8, kPercpuBase + (Memory::addr(percpu_value(i), 0) - kRegionBase));
     }
     if (kind_ == Kind::Hash || kind_ == Kind::Lru || kind_ == Kind::HashOfMaps) {
         // Room for what a run usually inserts (its input's entries and a few updates), in one
@@ -62,8 +61,54 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
     }
 }
 
+namespace {
+// The N (4 or 8) bytes of a key as a big-endian number: for keys of one size, these numbers are
+// in memcmp order. One host load, byte-swapped on a little-endian host (compilers make the
+// shifts one instruction).
+template <size_t N>
+[[gnu::always_inline]] inline uint64_t key_rank(const uint8_t* p) {
+    static_assert(N == 4 || N == 8);
+    static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big);
+    using Word = std::conditional_t<N == 4, uint32_t, uint64_t>;
+    Word v;
+    std::memcpy(&v, p, N);
+    if constexpr (std::endian::native == std::endian::little) {
+        if constexpr (N == 4) {
+            v = ((v & 0xffu) << 24) | ((v & 0xff00u) << 8) | ((v >> 8) & 0xff00u) | (v >> 24);
+        } else {
+            v = ((v & 0xffULL) << 56) | ((v & 0xff00ULL) << 40) | ((v & 0xff0000ULL) << 24) | ((v & 0xff000000ULL) << 8) |
+                ((v >> 8) & 0xff000000ULL) | ((v >> 24) & 0xff0000ULL) | ((v >> 40) & 0xff00ULL) | (v >> 56);
+        }
+    }
+    return v;
+}
+// Binary search of `count` sorted N-byte keys at `keys` for `key`: where it is or would go.
+template <size_t N>
+size_t lower_bound_fixed(const uint8_t* keys, size_t count, const uint8_t* key, bool& found) {
+    const uint64_t k = key_rank<N>(key);
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (key_rank<N>(keys + mid * N) < k) lo = mid + 1;
+        else hi = mid;
+    }
+    found = lo < count && key_rank<N>(keys + lo * N) == k;
+    return lo;
+}
+}  // namespace
+
 MapModel::KeyPos MapModel::find_key(const uint8_t* key) const {
     const size_t ks = def_.key_size;
+    // Most keys are 4 or 8 bytes: compared as numbers, without a memcmp call per step.
+    bool found = false;
+    if (ks == 4) {
+        const size_t pos = lower_bound_fixed<4>(keys_.data(), elems_.size(), key, found);
+        return {pos, found};
+    }
+    if (ks == 8) {
+        const size_t pos = lower_bound_fixed<8>(keys_.data(), elems_.size(), key, found);
+        return {pos, found};
+    }
     // memcmp is not called with size 0 (its pointers may then be null).
     auto cmp = [&](size_t n) { return ks == 0 ? 0 : std::memcmp(key_at(n), key, ks); };
     size_t lo = 0, hi = elems_.size();
@@ -103,7 +148,7 @@ uint64_t MapModel::lookup(const uint8_t* key) {
         case Kind::InsnArray: {
             uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
             if (idx >= def_.max_entries) return 0;
-            if (percpu_) return Memory::addr(percpu_values_[idx], 0);
+            if (percpu_) return Memory::addr(percpu_value(idx), 0);
             return Memory::addr(obj_region_, kArrayValueOffset + idx * elem_size_);
         }
         case Kind::ArrayOfMaps: {
@@ -148,7 +193,7 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
             uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
             if (idx >= def_.max_entries) return kE2big;
             if (f == BPF_NOEXIST) return kEexist;
-            uint8_t* dst = percpu_ ? mem_.region(percpu_values_[idx]).data
+            uint8_t* dst = percpu_ ? mem_.region(percpu_value(idx)).data
                                    : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
             std::memcpy(dst, value, def_.value_size);
             return 0;
@@ -228,6 +273,23 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
     return 0;
 }
 
+void MapModel::user_fill(const std::vector<MapEntry>& entries) {
+    if (kind_ == Kind::Array) {
+        // user_update() of an array, plain or per-CPU (update(key, value, BPF_ANY)): the slot, or
+        // this CPU's copy, takes the value; a key out of range fails (E2BIG), and nothing else
+        // can. Most inputs fill arrays, and every run of every program fills them again: so one
+        // loop without the dispatch per entry.
+        const uint32_t vs = def_.value_size;
+        for (const MapEntry& e : entries) {
+            const uint32_t idx = static_cast<uint32_t>(load_le(e.key.data(), 4));
+            if (idx >= def_.max_entries) continue;
+            std::memcpy(percpu_ ? mem_.region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
+        }
+        return;
+    }
+    for (const MapEntry& e : entries) (void)user_update(e.key.data(), e.value.data());
+}
+
 void MapModel::user_value(const uint8_t* p, std::vector<uint8_t>& out) const {
     const uint64_t ptr = load_le(p, 8);
     const uint32_t n = inner_map_number(ptr);
@@ -264,8 +326,8 @@ uint64_t MapModel::direct_value(uint32_t off) const {
 
 uint64_t MapModel::percpu_direct_value(uint32_t off) const {
     // bpf-next percpu_array direct value: element 0's per-CPU pointer + off, off < value_size.
-    if (kind_ != Kind::Array || !percpu_ || percpu_values_.empty() || off >= def_.value_size) return 0;
-    return kPercpuBase + (Memory::addr(percpu_values_[0], off) - kRegionBase);
+    if (kind_ != Kind::Array || !percpu_ || def_.max_entries == 0 || off >= def_.value_size) return 0;
+    return kPercpuBase + (Memory::addr(percpu_value(0), off) - kRegionBase);
 }
 
 namespace {
@@ -278,9 +340,9 @@ struct Digest {
         h ^= h >> 29;
     }
     void bytes(const uint8_t* p, size_t n) {
-        size_t i = 0;
-        for (; i + 8 <= n; i += 8) word(load_le(p + i, 8));
-        if (i < n) word(load_le(p + i, static_cast<uint32_t>(n - i)) ^ (uint64_t{n - i} << 56));
+        const uint8_t* const whole = p + (n & ~size_t{7});  // end of the whole words
+        for (; p != whole; p += 8) word(load_le(p, 8));
+        if (const size_t tail = n & 7) word(load_le(p, static_cast<uint32_t>(tail)) ^ (uint64_t{tail} << 56));
     }
 };
 }  // namespace
@@ -308,7 +370,7 @@ uint64_t MapModel::content_digest() {
         if (percpu_) {
             for (uint32_t i = 0; i < def_.max_entries; ++i) {
                 d.word(i);
-                d.bytes(mem_.region(percpu_values_[i]).data, vs);
+                d.bytes(mem_.region(percpu_value(i)).data, vs);
             }
         } else {
             // Every run digests its maps, and arrays are the common kind: one walk over the
@@ -359,7 +421,7 @@ std::vector<MapEntry> MapModel::entries() {
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             MapEntry e;
             e.key = u32_key(i);
-            const uint8_t* p = percpu_ ? mem_.region(percpu_values_[i]).data
+            const uint8_t* p = percpu_ ? mem_.region(percpu_value(i)).data
                                        : array_slot(i);
             e.value.assign(p, p + vs);
             out.push_back(std::move(e));

@@ -72,6 +72,10 @@ public:
     // update() for every map but map-in-map, whose 4-byte value names an inner map (0: none; the
     // array slot becomes NULL, the hash key is removed).
     int64_t user_update(const uint8_t* key, const uint8_t* value);
+    // user_update() of every entry in order, their results ignored (how an execution fills its
+    // maps from ExecInput::maps). Every key has def().key_size bytes, every value at least
+    // def().value_size.
+    void user_fill(const std::vector<MapEntry>& entries);
     // Value address of array element 0 + off (ld_imm64 MAP_VALUE), 0 when not an array.
     uint64_t direct_value(uint32_t off) const;
     // Per-CPU pointer (kPercpuBase + ...) of element 0 + off of a per-CPU array (bpf-next: ld_imm64
@@ -96,7 +100,9 @@ private:
     uint32_t elem_size_ = 0;
     uint32_t obj_region_ = 0;
     bool percpu_ = false;
-    std::vector<uint32_t> percpu_values_;  // per-CPU array: value region of each element
+    // Per-CPU array: element i's value is region percpu_first_ + i (Memory::add_many).
+    uint32_t percpu_first_ = 0;
+    [[nodiscard]] uint32_t percpu_value(uint32_t idx) const { return percpu_first_ + idx; }
     // Address of the value inside element region `reg` (follows the per-CPU pointer when percpu).
     uint64_t hash_value(uint32_t reg);
     // Where a hash element's value (or per-CPU pointer) starts: after the header and the key.

@@ -48,6 +48,16 @@ public:
         regions_.push_back(Region{allocate(size), size, writable, kind});
         return static_cast<uint32_t>(regions_.size() - 1);
     }
+    // `count` regions of `size` bytes each, as that many add() calls make them (consecutive
+    // indices; returns the first), from one allocation: a per-CPU array adds one per element.
+    uint32_t add_many(uint32_t count, uint32_t size, RegionKind kind, bool writable = true) {
+        const uint32_t first = static_cast<uint32_t>(regions_.size());
+        const size_t stride = round16(size);
+        uint8_t* p = count ? allocate_bytes(stride * count) : nullptr;
+        regions_.reserve(regions_.size() + count);
+        for (uint32_t i = 0; i < count; ++i, p += stride) regions_.push_back(Region{p, size, writable, kind});
+        return first;
+    }
     // The same region, but its storage is allocated (zeroed) only when it is first used: by
     // fresh() or by an access through translate(). Until then it has size 0, so the fast path of
     // translate() sees no difference; an access that fails there looks for a lazy region before
@@ -99,8 +109,9 @@ private:
     // is: an execution adds a dozen regions (eight frame stacks, ctx, packet, ...) and one malloc
     // instead of one each is most of what setting up a run of a small program costs. Bounds are
     // enforced by translate(), not by the allocator.
-    uint8_t* allocate(uint32_t size) {
-        const size_t need = (size_t{size} + 15) & ~size_t{15};
+    static constexpr size_t round16(uint32_t size) { return (size_t{size} + 15) & ~size_t{15}; }
+    uint8_t* allocate(uint32_t size) { return allocate_bytes(round16(size)); }
+    uint8_t* allocate_bytes(size_t need) {
         if (chunk_left_ < need) [[unlikely]]
             new_chunk(need);
         uint8_t* p = chunk_next_;
@@ -110,7 +121,7 @@ private:
         return p;
     }
     // Makes the current chunk one with at least `need` free bytes.
-    void new_chunk(size_t need) {
+    [[gnu::noinline]] void new_chunk(size_t need) {
         Chunk c{nullptr, std::max(kChunkSize, need)};
         std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
         if (c.size == kChunkSize && !spare.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -414,14 +415,24 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     // both, and the two patchers' rewrites are usually identical; so a profile or patcher that
     // brings nothing new costs no execution and no comparison.
     std::vector<interp::Executable> runnables;  // each decoded once, run on every input
+    // The same program under other semantics (the original on x86_64 and, marks applied, on
+    // jit32) shares the decoded code when it decodes alike (interp::Executable).
     auto slot_of = [&](const Program& p, const ArchProfile& a, interp::ZextMarks marks) -> size_t {
+        size_t like = SIZE_MAX;
         for (size_t i = 0; i < runnables.size(); ++i) {
             const interp::Executable& e = runnables[i];
+            if (&e.program() != &p && !(e.program() == p)) continue;
             if (e.arch().movsx_as_mov == a.movsx_as_mov && e.arch().alu32_no_implicit_zext == a.alu32_no_implicit_zext &&
-                e.zext_marks() == marks && (&e.program() == &p || e.program() == p))
+                e.zext_marks() == marks)
                 return i;
+            if (like == SIZE_MAX) like = i;
         }
-        runnables.emplace_back(p, a, marks);
+        if (like == SIZE_MAX) {
+            runnables.emplace_back(p, a, marks);
+        } else {
+            interp::Executable shared(runnables[like], a, marks);  // before the vector may move it
+            runnables.push_back(std::move(shared));
+        }
         return runnables.size() - 1;
     };
     std::vector<size_t> ref_slot(setups.size());
