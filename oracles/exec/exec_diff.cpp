@@ -181,7 +181,7 @@ std::string divergence_cause(const Program& prog, const ArchProfile& arch, const
     std::vector<std::string> candidates;
     for (auto name : passes::pass_names())
         if (ro.only.empty() || std::find(ro.only.begin(), ro.only.end(), name) != ro.only.end()) candidates.emplace_back(name);
-    // Does the rewrite with exactly `passes` (plus zext on a zext JIT, as the reference has it)
+    // Does the rewrite with exactly `passes` (plus zext on a zext JIT, whose reference applies the marks)
     // give a divergence of the same kind?
     auto diverges_with = [&](const std::vector<std::string>& passes) {
         passes::RewriteOptions some = ro;

@@ -6,8 +6,9 @@
 // helper/kfunc effects. The first divergence becomes a Fail verdict with both traces around it.
 //
 // The reference under a profile is the original program as that JIT would run it: unchanged on
-// 64-bit JITs, and with only the zext pass applied where the JIT needs explicit zero extension
-// (jit32), so that a divergence is caused by the rewrite, not by the missing zexts.
+// 64-bit JITs, and where the JIT needs explicit zero extension (jit32) with the verifier's
+// zext_dst marks applied by the interpreter (interp::ZextMarks::Apply), so that a divergence is
+// caused by the rewrite, not by the missing zexts — and the zext pass is judged like any other.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -71,7 +72,7 @@ std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const inte
                                        bool r0_full, const std::vector<MapDef>* maps = nullptr);
 
 // Which single rewrite pass reproduces a divergence: the program rewritten by `patcher` with only
-// that pass (plus zext on a zext JIT, as the reference has it) is run on `in` and compared with
+// that pass (plus zext on a zext JIT, whose reference applies the marks) is run on `in` and compared with
 // `ref`; the first pass (kernel order) giving a divergence of the same kind is the cause. When
 // none does alone (an interaction), the cause is the '+'-joined passes the divergence needs (those
 // whose removal makes it go away), or empty. Only passes in `ro.only` (when set) are tried.
