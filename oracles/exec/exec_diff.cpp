@@ -305,7 +305,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     };
     struct PerArch {
         ArchProfile arch;
-        const Program* ref;
+        // The reference is the original program itself, run with these marks.
         interp::ZextMarks ref_marks = interp::ZextMarks::Ignore;
         std::vector<Variant> cands;
     };
@@ -327,7 +327,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     std::optional<Prefix> prefix;
     const size_t prefix_passes = passes::arch_independent_prefix();
     for (const ArchProfile& a : archs) {
-        PerArch pa{a, &prog, interp::ZextMarks::Ignore, {}};
+        PerArch pa{a, interp::ZextMarks::Ignore, {}};
         passes::RewriteOptions ro = opts.rewrite;
         ro.arch = a;
         // A profile whose rewrites are an earlier one's (passes::rewrites_alike) takes them.
@@ -338,7 +338,6 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                 break;
             }
         if (alike != nullptr) {
-            pa.ref = alike->ref;
             pa.ref_marks = alike->ref_marks;
             pa.cands = alike->cands;
             setups.push_back(std::move(pa));
@@ -438,7 +437,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     std::vector<size_t> ref_slot(setups.size());
     std::vector<std::vector<size_t>> cand_slot(setups.size());
     for (size_t si = 0; si < setups.size(); ++si) {
-        ref_slot[si] = slot_of(*setups[si].ref, setups[si].arch, setups[si].ref_marks);
+        ref_slot[si] = slot_of(prog, setups[si].arch, setups[si].ref_marks);
         for (const Variant& v : setups[si].cands) cand_slot[si].push_back(slot_of(*v.prog, setups[si].arch, interp::ZextMarks::Ignore));
     }
 
@@ -513,14 +512,14 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                 // Re-run both with traces for the report.
                 interp::ExecOptions to;
                 to.trace_last = opts.trace_context;
-                interp::ExecResult rt = interp::execute(*pa.ref, in, pa.arch, to, pa.ref_marks);
+                interp::ExecResult rt = interp::execute(prog, in, pa.arch, to, pa.ref_marks);
                 interp::ExecResult ct = interp::execute(*v.prog, in, pa.arch, to);
                 if (auto full = compare_runs(rt, ct, depth, opts.r0_full, &prog.maps); full && full->kind == d->kind) d = full;
                 std::ostringstream cex;
                 cex << "seed " << opts.seed << ", input #" << k << (k < opts.given.size() ? " (given)" : " (generated)") << ", arch "
                     << pa.arch.name << ", patcher " << v.patcher << "\n  input: " << input_text(in) << "\n  " << d->detail
                     << "\n  reference trace (last " << rt.trace.size() << " steps):\n"
-                    << trace_text(*pa.ref, rt, opts.trace_context) << "  rewritten trace (last " << ct.trace.size() << " steps):\n"
+                    << trace_text(prog, rt, opts.trace_context) << "  rewritten trace (last " << ct.trace.size() << " steps):\n"
                     << trace_text(*v.prog, ct, opts.trace_context);
                 Verdict vd = Verdict::fail("exec", d->kind,
                                            d->kind + " on " + std::string(pa.arch.name) + " with " + v.patcher + " " +
