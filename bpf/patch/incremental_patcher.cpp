@@ -34,24 +34,31 @@ constexpr int64_t kS16Max = 32767;
 class Env {
 public:
     Env(Program& prog, BranchWalk walk) : prog_(prog), indexed_(walk == BranchWalk::Indexed) {
+        // Validated programs have strictly increasing line info (check_btf_line): the entries
+        // past an offset are a suffix, found by binary search; others keep the full scans. The
+        // adjustments keep the order, so it is checked once per batch.
+        linfo_sorted_ = std::is_sorted(prog_.linfo.begin(), prog_.linfo.end(),
+                                       [](const LineInfo& a, const LineInfo& b) { return a.insn_off < b.insn_off; });
         if (!indexed_) return;
         const auto& insns = prog_.insns;
         for (uint32_t i = 0; i < insns.size(); ++i)
-            if (has_disp(insns[i])) jumpers_.push_back(i);
+            if (const Field f = disp_field(insns[i]); f != Field::None) jumpers_.push_back({i, f});
     }
 
-    // Calls visit(i) for every insn index a branch walk must consider, ascending, until it
-    // returns false; false if it did.
+    // Calls visit(i, f) for every insn index a branch walk must consider, ascending, with f =
+    // adj_field() of the insn there, until it returns false; false if it did. Insns whose f is
+    // None are not visited.
     template <typename Visit>
     bool walk(Visit&& visit) {
         if (indexed_) {
-            for (const uint32_t i : jumpers_)
-                if (!visit(static_cast<int64_t>(i))) return false;
+            for (const Jumper& j : jumpers_)
+                if (!visit(static_cast<int64_t>(j.idx), j.field)) return false;
             return true;
         }
-        const int64_t n = static_cast<int64_t>(prog_.insns.size());
+        const auto& insns = prog_.insns;
+        const int64_t n = static_cast<int64_t>(insns.size());
         for (int64_t i = 0; i < n; ++i)
-            if (!visit(i)) return false;
+            if (const Field f = disp_field(insns[static_cast<size_t>(i)]); f != Field::None && !visit(i, f)) return false;
         return true;
     }
 
@@ -60,17 +67,18 @@ public:
     // without writing. Returns false on -ERANGE (first failure stops the walk).
     bool adj_branches(int64_t pos, int64_t end_old, int64_t end_new, bool probe) {
         const int64_t delta = end_new - end_old;
-        auto eval = [&](isa::Insn& insn, int64_t curr) {
-            if (!kMayAdjust[insn.code]) return true;
-            const Field f = adj_field(insn);
-            if (f == Field::None) return true;
+        // The kernel checks the range of every considered insn, changed or not; a displacement
+        // read back unchanged from its field always fits it, so only a changed one is checked.
+        auto eval = [&](isa::Insn& insn, Field f, int64_t curr) {
             int64_t d = get_disp(insn, f);
             const int64_t t = curr + d + 1;  // 64-bit: no wrap-around
             if (curr < pos && t >= end_old)
                 d += delta;
             else if (curr >= end_new && t < end_new)
                 d -= delta;
-            if (!fits(f, d)) return false;  // checked for every considered insn, changed or not
+            else
+                return true;
+            if (!fits(f, d)) return false;
             if (!probe) set_disp(insn, f, d);
             return true;
         };
@@ -79,33 +87,40 @@ public:
             // The old image: insns before `pos` at their index, those from end_old on at their
             // future one. The kernel jumps from `pos` to end_new / end_old; when `pos` was the last
             // insn it evaluates one stale slot past the old end (§2 step 3): we evaluate nothing there.
-            return walk([&](int64_t i) {
-                if (i < pos) return eval(insns[static_cast<size_t>(i)], i);
-                return i < end_old || eval(insns[static_cast<size_t>(i)], i + delta);
+            return walk([&](int64_t i, Field f) {
+                if (i < pos) return eval(insns[static_cast<size_t>(i)], f, i);
+                return i < end_old || eval(insns[static_cast<size_t>(i)], f, i + delta);
             });
         }
-        return walk([&](int64_t i) { return eval(insns[static_cast<size_t>(i)], i); });
+        return walk([&](int64_t i, Field f) { return eval(insns[static_cast<size_t>(i)], f, i); });
     }
 
     // Indexed walks: the list after insns [off, off + old_cnt) became the new_cnt insns now at
     // [off, off + new_cnt) (an insertion when new_cnt > old_cnt, a removal when new_cnt is 0).
     void replaced(uint32_t off, uint32_t old_cnt, uint32_t new_cnt) {
         if (!indexed_) return;
-        auto first = std::lower_bound(jumpers_.begin(), jumpers_.end(), off);
-        auto last = std::lower_bound(first, jumpers_.end(), off + old_cnt);
-        const int64_t shift = int64_t{new_cnt} - int64_t{old_cnt};
-        for (auto it = last; it != jumpers_.end(); ++it) *it = static_cast<uint32_t>(*it + shift);
+        const auto below = [](const Jumper& j, uint32_t i) { return j.idx < i; };
+        auto first = std::lower_bound(jumpers_.begin(), jumpers_.end(), off, below);
+        auto last = std::lower_bound(first, jumpers_.end(), off + old_cnt, below);
+        const uint32_t shift = new_cnt - old_cnt;  // modulo 2^32: a removal shifts down
+        for (auto it = last; it != jumpers_.end(); ++it) it->idx += shift;
         first = jumpers_.erase(first, last);
         const auto& insns = prog_.insns;
         for (uint32_t i = off; i < off + new_cnt; ++i)
-            if (has_disp(insns[i])) first = jumpers_.insert(first, i) + 1;
+            if (const Field f = disp_field(insns[i]); f != Field::None) first = jumpers_.insert(first, Jumper{i, f}) + 1;
     }
 
     // bpf_adj_linfo(prog, off, delta)
     void adj_linfo(uint32_t off, int64_t delta) {
-        if (prog_.linfo.empty() || delta == 0) return;
-        for (auto& l : prog_.linfo)
-            if (l.insn_off > off) l.insn_off = static_cast<uint32_t>(l.insn_off + delta);
+        auto& li = prog_.linfo;
+        if (li.empty() || delta == 0) return;
+        if (!linfo_sorted_) {
+            for (auto& l : li)
+                if (l.insn_off > off) l.insn_off = static_cast<uint32_t>(l.insn_off + delta);
+            return;
+        }
+        auto it = std::upper_bound(li.begin(), li.end(), off, [](uint32_t o, const LineInfo& l) { return o < l.insn_off; });
+        for (; it != li.end(); ++it) it->insn_off = static_cast<uint32_t>(it->insn_off + delta);
     }
 
     // bpf_patch_insn_single(prog, off, patch, len); false = -ERANGE.
@@ -192,7 +207,7 @@ public:
     void adjust_jmp_off(uint32_t tgt, uint32_t delta) {
         auto& insns = prog_.insns;
         // jmp_off_field() is a subset of adj_field(): the walk's list has every insn to consider.
-        walk([&](int64_t at) {
+        walk([&](int64_t at, Field) {
             const auto i = static_cast<size_t>(at);
             if (tgt <= i && i < uint64_t{tgt} + delta) return true;
             const Field f = jmp_off_field(insns[i]);
@@ -240,7 +255,12 @@ public:
         const size_t nr = li.size();
         if (nr == 0) return;
         size_t l_off = 0;
-        while (l_off < nr && li[l_off].insn_off < off) l_off++;
+        if (linfo_sorted_)
+            l_off = static_cast<size_t>(std::lower_bound(li.begin(), li.end(), off,
+                                                         [](const LineInfo& l, uint32_t o) { return l.insn_off < o; }) -
+                                        li.begin());
+        else
+            while (l_off < nr && li[l_off].insn_off < off) l_off++;
         size_t l_cnt = 0;
         while (l_off + l_cnt < nr && li[l_off + l_cnt].insn_off < off + cnt) l_cnt++;
         // prog->len is already reduced: "insns remain after the range"
@@ -295,13 +315,20 @@ public:
     std::string& warn() { return warn_; }
 
 private:
-    // Can a branch walk change this insn (adj_field() != None)? The opcode table first: most
-    // insns are neither jumps nor ld_imm64.
-    static bool has_disp(const isa::Insn& insn) { return kMayAdjust[insn.code] && adj_field(insn) != Field::None; }
+    // adj_field(), the opcode table first: most insns are neither jumps nor ld_imm64.
+    static Field disp_field(const isa::Insn& insn) { return kMayAdjust[insn.code] ? adj_field(insn) : Field::None; }
+
+    // An insn a branch walk may change, with its field (no patch changes an insn's opcode or
+    // src_reg in place: a patched insn leaves the list and its replacements enter it).
+    struct Jumper {
+        uint32_t idx;
+        Field field;
+    };
 
     Program& prog_;
     const bool indexed_;
-    std::vector<uint32_t> jumpers_;  // Indexed: ascending indices of the insns with has_disp()
+    bool linfo_sorted_ = true;
+    std::vector<Jumper> jumpers_;  // Indexed: ascending, every insn whose disp_field() is not None
     std::string warn_;
 };
 
