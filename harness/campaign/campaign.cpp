@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "bpf/util/rng.hpp"
 #include "gen/patch_batch_gen.hpp"
@@ -85,8 +86,11 @@ public:
         for (const auto& x : t.triggers) ++s_.pass_triggers[x];
         for (const auto& r : t.unknown_reasons) ++s_.unknown_reasons[r];
     }
-    // One line of the worker protocol (tab-separated fields, see Worker). Split in place: in a
-    // single-process campaign this runs once per case.
+    // What a worker reports: a case's tally (straight from an in-process worker) or a line.
+    void take(const CaseTally& t) { add(t); }
+    void take(std::string_view line) { add_line(line); }
+    // One line of the worker protocol (tab-separated fields, see Worker); a forked worker's
+    // tallies arrive as lines too (CaseTally::encode).
     void add_line(std::string_view line) {
         std::vector<std::string_view> f;
         split(line, '\t', f);
@@ -150,8 +154,9 @@ private:
     Clock::time_point t0_;
 };
 
-// Runs cases and reports each through `emit` (a line for a worker, or straight into the
-// aggregate in-process). Returns when the index range, the deadline or the stop flag ends it.
+// Runs cases and reports each through `emit`, called with a case's CaseTally and with the
+// protocol's other lines (std::string): a forked worker writes them all as lines to its pipe, an
+// in-process one hands them straight to the aggregate (no text for the tally, one per case). Returns when the index range, the deadline or the stop flag ends it.
 class Worker {
 public:
     Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)
@@ -184,7 +189,7 @@ public:
             t.triggers.insert(pass);
             new_feature |= seen_features_.insert(pass).second;
         }
-        emit(t.encode());
+        emit(t);
         // Known findings are counted, not triaged; triage sees only the new failures.
         std::optional<CaseReport> unknown_failures;  // a copy only when there is something to filter
         if (known_ && report.failed()) unknown_failures = known_->without_known(report);
@@ -285,7 +290,7 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
             continue;
         }
         ++sum.corpus_cases;
-        w.run_one(*c, [&](const std::string& line) { agg.add_line(line); }, false);
+        w.run_one(*c, [&](const auto& item) { agg.take(item); }, false);
     }
 }
 
@@ -378,8 +383,8 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
     // The kernel thread starts after the workers are forked: fork() copies only the calling thread.
     if (cfg.jobs <= 1) {
         if (kernel_stream) kernel_stream->start();
-        main_worker.run_indices(0, 1, end, [&](const std::string& line) {
-            agg.add_line(line);
+        main_worker.run_indices(0, 1, end, [&](const auto& item) {
+            agg.take(item);
             maybe_status();
         });
     } else {
@@ -404,11 +409,17 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
                 // by at most kTallyFlush; findings themselves are on disk before their line.
                 constexpr double kTallyFlush = 0.05;
                 double last_flush = 0;
-                wk.run_indices(w, cfg.jobs, end, [&](const std::string& line) {
-                    std::fputs(line.c_str(), out);
+                wk.run_indices(w, cfg.jobs, end, [&](const auto& item) {
+                    constexpr bool tally = std::is_same_v<std::decay_t<decltype(item)>, CaseTally>;
+                    if constexpr (tally) {
+                        std::fputs(item.encode().c_str(), out);
+                    } else {
+                        const std::string_view line = item;
+                        std::fwrite(line.data(), 1, line.size(), out);
+                    }
                     std::fputc('\n', out);
                     const double now = since(t0);
-                    if (line.rfind("C\t", 0) != 0 || now - last_flush >= kTallyFlush) {
+                    if (!tally || now - last_flush >= kTallyFlush) {
                         std::fflush(out);
                         last_flush = now;
                     }

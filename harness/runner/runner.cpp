@@ -192,6 +192,17 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         v.pass = pass;
         report.verdicts.push_back(OracleVerdict{std::move(v), arch, pass, patcher});
     };
+    // The verdicts report.verdicts[from, to) again, under another profile's name: each copied
+    // once (before push_back may move the vector).
+    auto add_again = [&](size_t from, size_t to, const std::string& arch) {
+        report.verdicts.reserve(report.verdicts.size() + (to - from));
+        for (size_t k = from; k < to; ++k) {
+            OracleVerdict v = report.verdicts[k];
+            v.verdict.arch = arch;
+            v.arch = arch;
+            report.verdicts.push_back(std::move(v));
+        }
+    };
 
     std::deque<std::vector<RecordedBatch>> batches_per_arch;  // stable addresses for `memo`
     std::vector<BatchVerdicts> memo;
@@ -251,9 +262,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 break;
             }
         if (alike != nullptr) {
-            const std::vector<OracleVerdict> again(report.verdicts.begin() + static_cast<std::ptrdiff_t>(alike->verdicts_from),
-                                                   report.verdicts.begin() + static_cast<std::ptrdiff_t>(alike->verdicts_to));
-            for (OracleVerdict v : again) add(std::move(v.verdict), arch_name, v.pass, v.patcher);
+            add_again(alike->verdicts_from, alike->verdicts_to, arch_name);
             for (const auto& [pass, n] : alike->triggers) report.pass_triggers[pass] += n;
             report.batches += alike->batches;
             add_inline_proofs(*arch);
@@ -272,9 +281,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         run.opts = opts;
         run.verdicts_from = report.verdicts.size();
         if (base != nullptr) {
-            const std::vector<OracleVerdict> again(report.verdicts.begin() + static_cast<std::ptrdiff_t>(base->verdicts_from),
-                                                   report.verdicts.begin() + static_cast<std::ptrdiff_t>(base->prefix_verdicts_to));
-            for (OracleVerdict v : again) add(std::move(v.verdict), arch_name, v.pass, v.patcher);
+            add_again(base->verdicts_from, base->prefix_verdicts_to, arch_name);
             run.triggers = base->prefix_triggers;
         }
 
