@@ -95,19 +95,63 @@ public:
         return walk([&](int64_t i, Field f) { return eval(insns[static_cast<size_t>(i)], f, i); });
     }
 
+    // The non-probe bpf_adj_branches(prog, pos, end_old, end_new) just after insns [pos, end_old)
+    // became the insns now at [pos, end_new): with the indexed walk, the list is brought up to date
+    // (replaced()) in the same pass. The insns of the patch itself are in the list but meet
+    // neither rule (curr < pos, curr >= end_new), so only those before and after it are evaluated:
+    // the same insns in the same order as the kernel's walk, the same writes, the same first -ERANGE.
+    bool adj_branches_after_replace(uint32_t pos, uint32_t end_old, uint32_t end_new) {
+        if (!indexed_) return adj_branches(pos, end_old, end_new, false);
+        const uint32_t delta = end_new - end_old;  // modulo 2^32: a removal shifts down
+        const size_t before = replace_in_list(pos, end_old - pos, end_new - pos);
+        auto& insns = prog_.insns;
+        // Before the patch: a target at or past its old end moves with it.
+        for (size_t k = 0; k < before; ++k) {
+            const Jumper& j = jumpers_[k];
+            isa::Insn& insn = insns[j.idx];
+            const int64_t d = get_disp(insn, j.field);
+            if (int64_t{j.idx} + d + 1 < int64_t{end_old}) continue;
+            const int64_t nd = d + static_cast<int32_t>(delta);
+            if (!fits(j.field, nd)) return false;
+            set_disp(insn, j.field, nd);
+        }
+        // After the patch (at their new index now): a target before its new end stays.
+        for (size_t k = after_; k < jumpers_.size(); ++k) {
+            Jumper& j = jumpers_[k];
+            j.idx += delta;
+            isa::Insn& insn = insns[j.idx];
+            const int64_t d = get_disp(insn, j.field);
+            if (int64_t{j.idx} + d + 1 >= int64_t{end_new}) continue;
+            const int64_t nd = d - static_cast<int32_t>(delta);
+            if (!fits(j.field, nd)) return false;
+            set_disp(insn, j.field, nd);
+        }
+        return true;
+    }
+
     // Indexed walks: the list after insns [off, off + old_cnt) became the new_cnt insns now at
     // [off, off + new_cnt) (an insertion when new_cnt > old_cnt, a removal when new_cnt is 0).
     void replaced(uint32_t off, uint32_t old_cnt, uint32_t new_cnt) {
         if (!indexed_) return;
+        replace_in_list(off, old_cnt, new_cnt);
+        const uint32_t shift = new_cnt - old_cnt;  // modulo 2^32: a removal shifts down
+        for (size_t k = after_; k < jumpers_.size(); ++k) jumpers_[k].idx += shift;
+    }
+
+    // The list's entries for [off, off + old_cnt) replaced by those of the new insns at
+    // [off, off + new_cnt); the entries after them are left at their old index, from after_ on.
+    // Returns how many entries are before `off`.
+    size_t replace_in_list(uint32_t off, uint32_t old_cnt, uint32_t new_cnt) {
         const auto below = [](const Jumper& j, uint32_t i) { return j.idx < i; };
         auto first = std::lower_bound(jumpers_.begin(), jumpers_.end(), off, below);
+        const auto before = static_cast<size_t>(first - jumpers_.begin());
         auto last = std::lower_bound(first, jumpers_.end(), off + old_cnt, below);
-        const uint32_t shift = new_cnt - old_cnt;  // modulo 2^32: a removal shifts down
-        for (auto it = last; it != jumpers_.end(); ++it) it->idx += shift;
         first = jumpers_.erase(first, last);
         const auto& insns = prog_.insns;
         for (uint32_t i = off; i < off + new_cnt; ++i)
             if (const Field f = disp_field(insns[i]); f != Field::None) first = jumpers_.insert(first, Jumper{i, f}) + 1;
+        after_ = static_cast<size_t>(first - jumpers_.begin());
+        return before;
     }
 
     // bpf_adj_linfo(prog, off, delta)
@@ -140,10 +184,9 @@ public:
         insns.resize(new_len);
         std::memmove(&insns[off + len], &insns[off + 1], (old_len - off - 1) * sizeof(isa::Insn));
         std::copy(patch.begin(), patch.end(), insns.begin() + off);
-        replaced(off, 1, static_cast<uint32_t>(len));
         // The kernel BUG()s if this fails; only reachable with targets outside the program, where
         // we report it like the probe failure so both patchers agree.
-        if (!adj_branches(off, off + 1, off + static_cast<int64_t>(len), false)) return false;
+        if (!adj_branches_after_replace(off, off + 1, off + static_cast<uint32_t>(len))) return false;
         adj_linfo(off, static_cast<int64_t>(len) - 1);
         return true;
     }
@@ -301,8 +344,7 @@ public:
         const size_t old_len = insns.size();
         std::memmove(&insns[off], &insns[off + cnt], (old_len - off - cnt) * sizeof(isa::Insn));
         insns.resize(old_len - cnt);
-        replaced(off, cnt, 0);
-        if (!adj_branches(off, off + static_cast<int64_t>(cnt), off, false)) return false;
+        if (!adj_branches_after_replace(off, off + cnt, off)) return false;
         adjust_subprog_starts_after_remove(off, cnt);
         adj_linfo_after_remove(off, cnt);
         adjust_insn_arrays_after_remove(off, cnt);
@@ -329,6 +371,7 @@ private:
     const bool indexed_;
     bool linfo_sorted_ = true;
     std::vector<Jumper> jumpers_;  // Indexed: ascending, every insn whose disp_field() is not None
+    size_t after_ = 0;             // replace_in_list(): the first entry after the replaced insns
     std::string warn_;
 };
 
