@@ -1,5 +1,5 @@
 #pragma once
-// Boots one qemu VM (TCG, or KVM when /dev/kvm is usable) with the guest initramfs and returns
+// Boots one qemu VM (TCG, or KVM when /dev/kvm runs a guest) with the guest initramfs and returns
 // its console. Flags as measured in the kernel-vm notes: PVH boot of the unpacked vmlinux,
 // -nodefaults -serial stdio -no-reboot, `quiet nokaslr` (stable addresses), panic=-1 (a dead
 // /init ends the VM), and pfk.guest=1 (the loader refuses to run without it).
@@ -14,8 +14,16 @@
 
 namespace patchfuzz::kernel {
 
+// qemu's accelerator. /dev/kvm can be present and open yet unable to run a guest (nested
+// virtualisation such as kvm-pvm logs "INTERNAL_ERROR in batch emul" and the guest never runs),
+// so Auto does not trust the device alone: see run_batch().
+enum class Accel { Auto, Kvm, Tcg };
+
 struct VmOptions {
     std::string qemu = "qemu-system-x86_64";
+    // Auto: $PATCHFUZZ_QEMU_ACCEL (kvm or tcg) when set; else TCG without a usable /dev/kvm; else
+    // KVM when a guest with no cases boots under it (probed once per process), else TCG.
+    Accel accel = Accel::Auto;
     std::string kernel_image;           // vmlinux (PVH) or bzImage
     std::string guest_loader;           // the static pfk-guest binary
     std::string work_dir;               // where initramfs + console.log go (a fresh temp dir if empty)
@@ -32,8 +40,11 @@ struct VmRun {
     double wall_s = 0;
 };
 
-// One boot over `initramfs` bytes.
+// One boot over `initramfs` bytes (Accel::Auto is KVM when /dev/kvm is usable, without a probe).
 Expected<VmRun> boot_vm(const VmOptions& opts, const std::vector<uint8_t>& initramfs);
+
+// What Accel::Auto comes to for `opts` (the probe boots the guest `loader` with no cases).
+Expected<Accel> resolve_accel(const VmOptions& opts, const std::vector<uint8_t>& loader);
 
 struct BatchRun {
     GuestReport report;           // merged over all boots; cases[i] matches the input order
