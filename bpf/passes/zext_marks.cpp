@@ -100,6 +100,7 @@ struct OpFacts {
     RegMask src_read = 0;    // kAny: src is read as 64 bits
     RegMask clobbered = 0;   // calls: R0-R5
     bool defs_dst = false;   // def_regno() is dst (else -1)
+    bool def32 = false;      // has_def32()
     bool by_fields = false;  // read64() and def_regno() decide (END, helper calls, atomics)
     Flow flow = Flow::Next;
 };
@@ -123,6 +124,7 @@ constexpr OpFacts op_facts(uint8_t code) {
         case BPF_ALU:
             f.defs_dst = true;
             f.by_fields = o == BPF_END;
+            f.def32 = true;
             return f;
         case BPF_JMP:
             if (code == (BPF_JMP | isa::kOpTailCall)) return f;
@@ -152,6 +154,7 @@ constexpr OpFacts op_facts(uint8_t code) {
         case BPF_LDX:
             f.src_read = kAny;
             f.defs_dst = true;
+            f.def32 = BPF_SIZE(code) != BPF_DW && m != BPF_MEMSX;
             return f;
         case BPF_ST:
             f.dst_read = kAny;
@@ -167,6 +170,7 @@ constexpr OpFacts op_facts(uint8_t code) {
         default:  // BPF_LD
             f.defs_dst = true;
             if (m != BPF_IMM) {
+                f.def32 = true;  // LD_ABS / LD_IND load into the low half of R0
                 f.fixed_read = bit(6);
                 f.src_read = m == BPF_IND ? kAny : 0;
             } else if (code == (BPF_LD | BPF_IMM | BPF_DW)) {
@@ -188,6 +192,7 @@ constexpr std::array<OpFacts, 256> kOpFacts = [] {
 struct Decoded {
     RegMask read = 0, end = 0;
     int8_t def_reg = -1;
+    bool def32 = false;  // has_def32()
     std::array<uint32_t, 2> succ{};
 };
 
@@ -199,10 +204,12 @@ struct Decoded {
     if (f.by_fields) {
         d.read = read64(insn);
         d.def_reg = static_cast<int8_t>(def_regno(insn));
+        d.def32 = has_def32(insn);
     } else {
         // dst_reg and src_reg are 4-bit fields: both shifts stay inside RegMask
         d.read = static_cast<RegMask>(f.fixed_read | ((1u << insn.dst_reg) & f.dst_read) | ((1u << insn.src_reg) & f.src_read));
         d.def_reg = f.defs_dst ? static_cast<int8_t>(insn.dst_reg) : int8_t{-1};
+        d.def32 = f.def32;
     }
     d.end = static_cast<RegMask>(bit(d.def_reg) | f.clobbered);
     const uint32_t none = n + 1;
@@ -221,12 +228,12 @@ struct Decoded {
     return d;
 }
 
-// A def of `def_reg` that zext_gaps() reports when some path reads the register as 64 bits: seen
-// by the verifier, not marked yet, and writing only the low half of the register.
-bool is_unmarked_def32(const Program& prog, uint32_t pc, int def_reg) {
+// A 32-bit def that zext_gaps() reports when some path reads its register as 64 bits must also be
+// seen by the verifier and not marked yet.
+bool is_unmarked(const Program& prog, uint32_t pc) {
     const bool seen = pc >= prog.aux.size() || prog.aux[pc].seen;
     const bool marked = pc < prog.aux.size() && prog.aux[pc].zext_dst;
-    return seen && !marked && def_reg >= 0 && has_def32(prog.insns[pc]);
+    return seen && !marked;
 }
 
 }  // namespace
@@ -241,6 +248,7 @@ LivenessInsn liveness_insn(const Program& prog, uint32_t pc) {
     out.read = d.read;
     out.end = d.end;
     out.def_reg = d.def_reg;
+    out.def32 = d.def32;
     for (const uint32_t t : d.succ) {
         if (t < n) out.succ.pcs[out.succ.count++] = t;
         out.succ.through_tables |= t == n;
@@ -264,7 +272,7 @@ std::vector<ZextGap> zext_gaps(const Program& prog) {
     // Node n + 1 is no insn and never live: the successor that an insn does not have.
     struct Node {
         RegMask read = 0, end = 0, live_in = 0;
-        int8_t def_reg = -1;  // def_regno()
+        int8_t def32_reg = -1;  // def_regno() of a 32-bit def (has_def32()), else -1
         std::array<uint32_t, 2> succ{};
         uint32_t resweep = 0;  // 1 + the highest pc that reads live_in before this node is swept
     };
@@ -292,7 +300,7 @@ std::vector<ZextGap> zext_gaps(const Program& prog) {
         const Decoded d = decode(prog.insns[pc], pc, n);
         node.read = d.read;
         node.end = d.end;
-        node.def_reg = d.def_reg;
+        node.def32_reg = d.def32 ? d.def_reg : int8_t{-1};
         node.succ = d.succ;
         // Only the first successor can be a back edge (at or below pc): the second is pc + 1.
         if (d.succ[0] <= pc) nodes[d.succ[0]].resweep = std::max(nodes[d.succ[0]].resweep, pc + 1);
@@ -315,8 +323,8 @@ std::vector<ZextGap> zext_gaps(const Program& prog) {
         }
         top = next_top;
     }
-    // Every live_in is final now, and so is every live_out. The liveness test first: it is
-    // cheaper than has_def32(), and most defs are not read as 64 bits.
+    // Every live_in is final now, and so is every live_out. The liveness test first: most defs
+    // are not read as 64 bits.
     std::vector<ZextGap> gaps;
     for (uint32_t pc = 0; pc < n; ++pc) {
         if (isa::is_ldimm64(prog.insns[pc])) {
@@ -324,8 +332,7 @@ std::vector<ZextGap> zext_gaps(const Program& prog) {
             continue;
         }
         const Node& node = nodes[pc];
-        if ((live_out(node) & bit(node.def_reg)) && is_unmarked_def32(prog, pc, node.def_reg))
-            gaps.push_back(ZextGap{pc, node.def_reg});
+        if ((live_out(node) & bit(node.def32_reg)) && is_unmarked(prog, pc)) gaps.push_back(ZextGap{pc, node.def32_reg});
     }
     return gaps;
 }

@@ -110,7 +110,7 @@ TEST(ZextMarks, UnseenDefsAndExistingMarksAreLeftAlone) {
 
 
 // The opcode table behind liveness_insn() against the functions it stands for (read64() through
-// reads_reg64(), def_regno(), insn_successors()) for every opcode byte, with register fields,
+// reads_reg64(), def_regno(), has_def32(), insn_successors()) for every opcode byte, with register fields,
 // immediates (END widths, atomic operations, helper ids) and offsets that reach both inside and
 // outside the program.
 TEST(ZextMarks, TheOpcodeTableAgreesWithTheFunctionsForEveryOpcode) {
@@ -143,6 +143,7 @@ TEST(ZextMarks, TheOpcodeTableAgreesWithTheFunctionsForEveryOpcode) {
                         };
                         ASSERT_EQ(li.read, read) << what();
                         ASSERT_EQ(li.def_reg, def) << what();
+                        ASSERT_EQ(li.def32, has_def32(insn)) << what();
                         ASSERT_EQ(li.end, end) << what();
                         ASSERT_EQ(li.succ.count, s.count) << what();
                         ASSERT_EQ(li.succ.through_tables, s.through_tables) << what();
