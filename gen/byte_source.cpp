@@ -36,7 +36,7 @@ uint64_t ByteSource::read_leb128() {
     return v;
 }
 
-uint64_t ByteSource::draw(uint64_t lo, uint64_t hi, Tag tag) {
+uint64_t ByteSource::choose(uint64_t lo, uint64_t hi, Tag tag) {
     const uint64_t raw = read_le(choice_width(lo, hi));
     const uint64_t span = hi - lo;
     const uint64_t v = lo + (span == UINT64_MAX ? raw : raw % (span + 1));

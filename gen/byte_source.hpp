@@ -28,7 +28,6 @@ using Trace = std::vector<TraceElem>;
 class ByteSource final : public ChoiceSource {
 public:
     explicit ByteSource(std::span<const uint8_t> bytes, bool record = false);
-    uint64_t draw(uint64_t lo, uint64_t hi, Tag tag) override;
     bool more(uint32_t have, uint32_t want) override;
     void enter() override;
     void leave() override;
@@ -37,6 +36,7 @@ public:
     [[nodiscard]] size_t consumed() const { return pos_; }
 
 private:
+    uint64_t choose(uint64_t lo, uint64_t hi, Tag tag) override;
     uint64_t read_le(unsigned width);
     uint64_t read_leb128();
     std::span<const uint8_t> bytes_;

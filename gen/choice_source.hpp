@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "bpf/util/rng.hpp"
+
 namespace patchfuzz::gen {
 
 // What a choice decides; lets the mutator find e.g. the jump-distance choices in a trace.
@@ -22,8 +24,21 @@ enum class Tag : uint8_t { Kind, Reg, Imm, Off, Len, Jump, Flag, Map, More, Misc
 class ChoiceSource {
 public:
     virtual ~ChoiceSource() = default;
-    // An integer in [lo, hi] (inclusive, lo <= hi).
-    virtual uint64_t draw(uint64_t lo, uint64_t hi, Tag tag) = 0;
+    // A back end is one object: a copy would share (seeded) or duplicate (recorded) its state.
+    ChoiceSource(const ChoiceSource&) = delete;
+    ChoiceSource& operator=(const ChoiceSource&) = delete;
+
+    // An integer in [lo, hi] (inclusive, lo <= hi). Not virtual: the seeded back end, which every
+    // campaign case uses for a few hundred choices, is answered here inline (a virtual call cost
+    // about as much as the choice); every other back end through choose().
+    uint64_t draw(uint64_t lo, uint64_t hi, Tag tag) {
+        if (seeded_ == nullptr) return choose(lo, hi, tag);
+        // Multiply-shift instead of `%` (Lemire): the generator draws several times per insn.
+        const uint64_t span = hi - lo + 1;
+        const uint64_t r = seeded_->next();
+        if (span == 0) return r;
+        return lo + static_cast<uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
+    }
     // Whether a block with `have` items gets one more; `want` is the length the generator aims at.
     virtual bool more(uint32_t have, uint32_t want) = 0;
     // Size budget in [0, 100] (RapidCheck's size); scales lengths.
@@ -51,6 +66,16 @@ public:
         return up > down ? zero + static_cast<int64_t>(std::min(up, down) + rest)
                          : zero - static_cast<int64_t>(std::min(up, down) + rest);
     }
+
+protected:
+    ChoiceSource() = default;
+    // The seeded back end (rng_source.hpp): draw() takes every choice from `seeded`.
+    explicit ChoiceSource(Rng* seeded) : seeded_(seeded) {}
+    // Every other back end's choice: an integer in [lo, hi] (inclusive, lo <= hi).
+    virtual uint64_t choose(uint64_t lo, uint64_t hi, Tag tag) = 0;
+
+private:
+    Rng* seeded_ = nullptr;
 };
 
 // RAII bracket for one item.

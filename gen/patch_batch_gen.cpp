@@ -232,8 +232,8 @@ PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const Ba
         Patch p{.kind = s.kind, .pos = s.pos, .count = s.count};
         if (s.pos == huge) {
             // Plain ALU only: its own transfers could not even be encoded across 32k slots.
-            p.insns.reserve(s.n);
-            for (uint32_t j = 0; j < s.n; ++j) p.insns.push_back(alu64_imm(BPF_ADD, static_cast<uint8_t>(j % 10), static_cast<int32_t>(j)));
+            p.insns.resize(s.n);  // 32k insns: stores, not push_back's capacity checks
+            for (uint32_t j = 0; j < s.n; ++j) p.insns[j] = alu64_imm(BPF_ADD, static_cast<uint8_t>(j % 10), static_cast<int32_t>(j));
         } else {
             // After the oversized patch a backward transfer across it would not fit its field (a
             // precondition of patch.hpp, not a patcher behaviour): keep those above it.

@@ -79,12 +79,13 @@ public:
 private:
     // ---- emission ----
     uint32_t emit(Fn& f, Insn in) {
+        // Every insn gets one of three fresh aux records (the generator emits a hundred insns per
+        // case): a copy of a constant is cheaper than building one field by field.
+        static constexpr InsnAux kSeen{.seen = true}, kMarked{.seen = true, .zext_dst = true}, kUnseen{};
+        const auto at = static_cast<uint32_t>(f.code.size());
         f.code.push_back(in);
-        InsnAux a;
-        a.seen = !dead_;
-        a.zext_dst = !dead_ && f.zext_all && def32(in);
-        f.aux.push_back(a);
-        return static_cast<uint32_t>(f.code.size() - 1);
+        f.aux.push_back(dead_ ? kUnseen : (f.zext_all && def32(in) ? kMarked : kSeen));
+        return at;
     }
     uint32_t emit_ld64(Fn& f, uint8_t dst, uint8_t pseudo, int32_t lo, int32_t hi) {
         const uint32_t at = emit(f, isa::ldimm64_lo(dst, pseudo, lo));
@@ -1097,7 +1098,11 @@ std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& sr
                 if (hash && (next() & 1)) continue;  // half of the small keys present
                 interp::MapEntry& e = entries.emplace_back();
                 e.key.resize(md.key_size);
-                for (uint32_t b = 0; b < md.key_size && b < 4; ++b) e.key[b] = static_cast<uint8_t>(k >> (8 * b));
+                // through a local pointer: a byte store through e.key[] could alias md and e.key's
+                // own bounds, which the loop would then reload for every byte
+                uint8_t* key = e.key.data();
+                const uint32_t low = std::min<uint32_t>(md.key_size, 4);
+                for (uint32_t b = 0; b < low; ++b) key[b] = static_cast<uint8_t>(k >> (8 * b));
                 e.value.resize(md.value_size);
                 Rng::fill_bytes(e.value, next);
             }

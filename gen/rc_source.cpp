@@ -2,7 +2,7 @@
 
 namespace patchfuzz::gen {
 
-uint64_t RcSource::draw(uint64_t lo, uint64_t hi, Tag) {
+uint64_t RcSource::choose(uint64_t lo, uint64_t hi, Tag) {
     if (lo >= hi) return lo;
     if (hi == UINT64_MAX) {  // inRange is half-open: split the full range
         const uint64_t top = *rc::gen::inRange<uint64_t>(0, (hi - lo) / 2 + 1);

@@ -13,11 +13,11 @@ namespace patchfuzz::gen {
 class RcSource final : public ChoiceSource {
 public:
     explicit RcSource(int size) : size_(size < 0 ? 0 : static_cast<uint32_t>(std::min(size, 100))) {}
-    uint64_t draw(uint64_t lo, uint64_t hi, Tag tag) override;
     bool more(uint32_t have, uint32_t want) override { return have < want; }
     [[nodiscard]] uint32_t size() const override { return size_; }
 
 private:
+    uint64_t choose(uint64_t lo, uint64_t hi, Tag tag) override;
     uint32_t size_;
 };
 

@@ -8,19 +8,15 @@
 
 namespace patchfuzz::gen {
 
+// The draws themselves are ChoiceSource::draw()'s inline seeded path, from rng_.
 class RngSource final : public ChoiceSource {
 public:
-    explicit RngSource(uint64_t seed) : rng_(seed) {}
-    uint64_t draw(uint64_t lo, uint64_t hi, Tag) override {
-        // Multiply-shift instead of `%` (Lemire): the generator draws several times per insn.
-        const uint64_t span = hi - lo + 1;
-        const uint64_t r = rng_.next();
-        if (span == 0) return r;
-        return lo + static_cast<uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
-    }
+    explicit RngSource(uint64_t seed) : ChoiceSource(&rng_), rng_(seed) {}
     bool more(uint32_t have, uint32_t want) override { return have < want; }
 
 private:
+    // Never called: draw() does not dispatch for a seeded source.
+    uint64_t choose(uint64_t lo, uint64_t hi, Tag tag) override { return draw(lo, hi, tag); }
     Rng rng_;
 };
 

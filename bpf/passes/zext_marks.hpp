@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/program/cfg.hpp"
 #include "bpf/program/program.hpp"
 
 namespace patchfuzz::passes {
@@ -29,6 +30,20 @@ namespace patchfuzz::passes {
 // Helpers without a modelled prototype (bpf/isa/helper_protos.hpp) read all five argument
 // registers.
 bool reads_reg64(const isa::Insn& insn, int reg);
+
+// The insn at `pc` as the liveness below sees it: the registers it reads as 64 bits (reads_reg64()
+// above: bit r for register r), the registers whose paths end at it (the one it defines, and
+// R0-R5 at any call), def_regno(), has_def32() and insn_successors(). Decoded through a table by
+// opcode, which zext_gaps() consults for every insn; public so that a test can hold it against
+// those functions for every opcode byte. All zero (def_reg -1) for pc >= len.
+struct LivenessInsn {
+    uint16_t read = 0;
+    uint16_t end = 0;
+    int8_t def_reg = -1;
+    bool def32 = false;  // has_def32()
+    InsnSuccessors succ;
+};
+LivenessInsn liveness_insn(const Program& prog, uint32_t pc);
 
 // A seen 32-bit def without zext_dst whose register some path reads as 64 bits.
 struct ZextGap {

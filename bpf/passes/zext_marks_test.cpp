@@ -109,6 +109,54 @@ TEST(ZextMarks, UnseenDefsAndExistingMarksAreLeftAlone) {
 }
 
 
+// The opcode table behind liveness_insn() against the functions it stands for (read64() through
+// reads_reg64(), def_regno(), has_def32(), insn_successors()) for every opcode byte, with register fields,
+// immediates (END widths, atomic operations, helper ids) and offsets that reach both inside and
+// outside the program.
+TEST(ZextMarks, TheOpcodeTableAgreesWithTheFunctionsForEveryOpcode) {
+    static constexpr uint8_t kRegs[] = {0, 1, 5, 6, 9, 10, 11, 15};
+    static constexpr int32_t kImms[] = {0, 1, 3, -1, -3, 16, 32, 64, 40000, BPF_ADD, BPF_ADD | BPF_FETCH,
+                                        BPF_OR | BPF_FETCH, BPF_XCHG, BPF_CMPXCHG, BPF_LOAD_ACQ, BPF_STORE_REL,
+                                        BPF_FUNC_map_lookup_elem, BPF_FUNC_ktime_get_ns, BPF_FUNC_tail_call,
+                                        BPF_FUNC_loop, 9999};
+    static constexpr int16_t kOffs[] = {-5, -4, -1, 0, 2, 4, 40};
+    constexpr uint32_t kPc = 3;
+    Program p = make_program(std::vector<Insn>(8, mov64_imm(0, 0)));
+    for (unsigned code = 0; code < 256; ++code)
+        for (const uint8_t dst : kRegs)
+            for (const uint8_t src : kRegs)
+                for (const int32_t imm : kImms)
+                    for (const int16_t off : kOffs) {
+                        const Insn insn = make(static_cast<uint8_t>(code), dst, src, off, imm);
+                        p.insns[kPc] = insn;
+                        const LivenessInsn li = liveness_insn(p, kPc);
+                        uint16_t read = 0;
+                        for (int r = 0; r < 16; ++r)
+                            if (reads_reg64(insn, r)) read = static_cast<uint16_t>(read | (1u << r));
+                        const int def = def_regno(insn);
+                        uint16_t end = def >= 0 ? static_cast<uint16_t>(1u << def) : 0;
+                        if (is_jmp_class(insn) && op(insn) == BPF_CALL) end |= 0x3f;
+                        const InsnSuccessors s = insn_successors(p, kPc);
+                        const auto what = [&] {
+                            return "code " + std::to_string(code) + " dst " + std::to_string(dst) + " src " +
+                                   std::to_string(src) + " off " + std::to_string(off) + " imm " + std::to_string(imm);
+                        };
+                        ASSERT_EQ(li.read, read) << what();
+                        ASSERT_EQ(li.def_reg, def) << what();
+                        ASSERT_EQ(li.def32, has_def32(insn)) << what();
+                        ASSERT_EQ(li.end, end) << what();
+                        ASSERT_EQ(li.succ.count, s.count) << what();
+                        ASSERT_EQ(li.succ.through_tables, s.through_tables) << what();
+                        for (uint32_t k = 0; k < s.count; ++k) ASSERT_EQ(li.succ.pcs[k], s.pcs[k]) << what();
+                    }
+    // Past the end: nothing.
+    const LivenessInsn none = liveness_insn(p, p.len());
+    EXPECT_EQ(none.read, 0);
+    EXPECT_EQ(none.end, 0);
+    EXPECT_EQ(none.def_reg, -1);
+    EXPECT_EQ(none.succ.count, 0u);
+}
+
 // The straightforward reading of the marking rule, with nothing shared with zext_gaps()'s
 // fixpoint: every seen, unmarked 32-bit def (ld_imm64's second slot is none) whose own
 // depth-first walk (zext_gap_read) meets a 64-bit read of its register.

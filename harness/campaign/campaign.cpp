@@ -236,8 +236,21 @@ public:
         }
         c.seed = seed;
         c.options.iter_inline = parse_iter(cfg_.iter_inline).value_or(passes::IterInline::V4);
-        c.comments = {"found-by: patchfuzz fuzz --seed " + std::to_string(cfg_.seed) + " (case " +
-                      std::to_string(index) + ", case seed " + std::to_string(seed) + ")"};
+        // Built for every case and read only for the few that are saved: one buffer, appended in
+        // place, and moved in (a braced list would copy it).
+        std::string found_by = "found-by: patchfuzz fuzz --seed ";
+        found_by.reserve(96);
+        const auto append_number = [&found_by](uint64_t v) {
+            char digits[24];
+            found_by.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+        };
+        append_number(cfg_.seed);
+        found_by += " (case ";
+        append_number(index);
+        found_by += ", case seed ";
+        append_number(seed);
+        found_by += ')';
+        c.comments.push_back(std::move(found_by));
         return c;
     }
 

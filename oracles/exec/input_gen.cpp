@@ -14,7 +14,10 @@ namespace {
 constexpr int32_t kL = isa::kMaxLoops;
 
 void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
-    for (int i = 0; i < 4; ++i) b[at + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
+    // through a local pointer: a byte store through b[] could alias b's own bounds, which the
+    // loop would reload for every byte
+    uint8_t* p = b.data() + at;
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
 // A key holding `k` in its low (up to) four bytes, little-endian, and zeros above.
