@@ -401,7 +401,9 @@ void Builder::alu(Fn& f) {
     }
     if (op == BPF_END) {
         const int32_t w[] = {16, 32, 64};
-        emit(f, isa::make(BPF_ALU | BPF_END | (s_.flag() ? BPF_TO_BE : BPF_TO_LE), d, 0, 0, w[s_.pick(3, Tag::Imm)]));
+        const int32_t width = w[s_.pick(3, Tag::Imm)];  // draws in g++'s order (see cond_jump_emit)
+        const uint8_t to = s_.flag() ? BPF_TO_BE : BPF_TO_LE;
+        emit(f, isa::make(BPF_ALU | BPF_END | to, d, 0, 0, width));
         return;
     }
     const bool reg = s_.flag(Tag::Kind);
@@ -472,10 +474,17 @@ void Builder::cond_jump_emit(Fn& f, uint32_t& at) {
                                      BPF_JSGT, BPF_JSGE, BPF_JSLT, BPF_JSLE, BPF_JSET};
     const uint8_t jop = kJ[s_.pick(sizeof kJ)];
     const uint8_t cls = s_.flag() ? BPF_JMP32 : BPF_JMP;
-    if (s_.flag())
-        at = emit(f, isa::make(cls | jop | BPF_X, var(), var(), 0, 0));
-    else
-        at = emit(f, isa::make(cls | jop | BPF_K, var(), 0, 0, imm32()));
+    // Draws are sequenced in statements of their own: in one call's arguments their order is the
+    // compiler's, and a seed must give the same program from every build (g++'s order kept).
+    if (s_.flag()) {
+        const uint8_t src = var();
+        const uint8_t dst = var();
+        at = emit(f, isa::make(cls | jop | BPF_X, dst, src, 0, 0));
+    } else {
+        const int32_t imm = imm32();
+        const uint8_t dst = var();
+        at = emit(f, isa::make(cls | jop | BPF_K, dst, 0, 0, imm));
+    }
 }
 
 void Builder::if_block(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit) {
@@ -929,7 +938,10 @@ void Builder::item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
         }
         case Item::Zext: {
             if (s_.flag()) {  // 32-bit def whose upper half is read later
-                const uint32_t at = emit(f, isa::alu32_imm(s_.flag() ? BPF_ADD : BPF_MOV, var(), imm32()));
+                const int32_t imm = imm32();  // draws in g++'s order (see cond_jump_emit)
+                const uint8_t dst = var();
+                const uint8_t op = s_.flag() ? BPF_ADD : BPF_MOV;
+                const uint32_t at = emit(f, isa::alu32_imm(op, dst, imm));
                 f.aux[at].zext_dst = true;
             } else {  // ALU64 move of a zero-extended value: may be narrowed (row b)
                 emit(f, isa::mov32_reg(R2, var()));
