@@ -12,12 +12,7 @@ namespace patchfuzz {
 class Rng {
 public:
     explicit Rng(uint64_t seed) : state_(seed) {}
-    uint64_t next() {
-        uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return step(state_); }
     // Uniform in [lo, hi] (inclusive); hi >= lo.
     uint64_t range(uint64_t lo, uint64_t hi) {
         uint64_t span = hi - lo + 1;
@@ -25,8 +20,14 @@ public:
     }
     bool chance(uint32_t num, uint32_t den) { return range(0, den - 1) < num; }
     [[nodiscard]] uint64_t state() const { return state_; }
-    // Random bytes, eight per draw (little-endian), for inputs of hundreds of bytes.
-    void fill(std::vector<uint8_t>& bytes) { fill_bytes(bytes, [this] { return next(); }); }
+    // Random bytes, eight per draw (little-endian), for inputs of hundreds of bytes. The state
+    // is kept in a local meanwhile: stores through a byte pointer may alias the member, which
+    // would be reloaded and stored again for every word.
+    void fill(std::vector<uint8_t>& bytes) {
+        uint64_t s = state_;
+        fill_bytes(bytes, [&s] { return step(s); });
+        state_ = s;
+    }
 
     template <class Next>
     static void fill_bytes(std::vector<uint8_t>& bytes, Next&& next) {
@@ -51,6 +52,14 @@ public:
     }
 
 private:
+    // One SplitMix64 step of `state`.
+    static uint64_t step(uint64_t& state) {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+
     uint64_t state_;
 };
 
