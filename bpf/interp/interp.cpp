@@ -42,6 +42,16 @@ using isa::Insn;
 // jump targets pre-resolved into absolute insn indices in `off`.
 #define PF_ALU_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(SDIV) X(MOD) X(SMOD) X(OR) X(AND) X(XOR) X(LSH) X(RSH) X(ARSH) X(MOV)
 #define PF_JMP_OPS(X) X(JEQ) X(JNE) X(JGT) X(JGE) X(JLT) X(JLE) X(JSGT) X(JSGE) X(JSLT) X(JSLE) X(JSET)
+// The other ops, each one handler. LE*/BSWAP*: ALU|END TO_LE, ALU|END TO_BE and ALU64 END; LDABS,
+// LDIND: classic packet loads (aux: size in bytes).
+#define PF_OTHER_OPS(X)                                                                                              \
+    X(MOVPERCPU) X(MOVSX8_64) X(MOVSX16_64) X(MOVSX32_64) X(MOVSX8_32) X(MOVSX16_32) X(NEG64) X(NEG32) X(ZEXT)       \
+    X(LE16) X(LE32) X(LE64) X(BSWAP16) X(BSWAP32) X(BSWAP64)                                                         \
+    X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDSXB) X(LDSXH) X(LDSXW) X(LDX_PROBE)                                         \
+    X(STB) X(STH) X(STW) X(STDW) X(STXB) X(STXH) X(STXW) X(STXDW) X(ATOMIC)                                          \
+    X(LDABS) X(LDIND)                                                                                                \
+    X(LDIMM64) X(LDIMM64_MAP) X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALL_KFUNC) X(CALLX) X(EXIT) X(MAY_GOTO) X(GOTOX) \
+    X(TAIL_CALL) X(NOP) X(LDIMM64_TAIL) X(INVALID)
 
 enum Op : uint8_t {
 #define PF_ENUM_ALU(N) N##64K, N##64X, N##32K, N##32X,
@@ -50,12 +60,10 @@ enum Op : uint8_t {
 #define PF_ENUM_JMP(N) N##64K, N##64X, N##32K, N##32X,
     PF_JMP_OPS(PF_ENUM_JMP)
 #undef PF_ENUM_JMP
-    MOVPERCPU, MOVSX8_64, MOVSX16_64, MOVSX32_64, MOVSX8_32, MOVSX16_32, NEG64, NEG32, ZEXT,
-    LE16, LE32, LE64, BSWAP16, BSWAP32, BSWAP64,  // ALU|END TO_LE, ALU|END TO_BE and ALU64 END
-    LDXB, LDXH, LDXW, LDXDW, LDSXB, LDSXH, LDSXW, LDX_PROBE,
-    STB, STH, STW, STDW, STXB, STXH, STXW, STXDW, ATOMIC,
-    LDABS, LDIND,  // classic packet loads; aux: size in bytes
-    LDIMM64, LDIMM64_MAP, JA, CALL_HELPER, CALL_LOCAL, CALL_KFUNC, CALLX, EXIT, MAY_GOTO, GOTOX, TAIL_CALL, NOP, LDIMM64_TAIL, INVALID,
+#define PF_ENUM_OTHER(N) N,
+    PF_OTHER_OPS(PF_ENUM_OTHER)
+#undef PF_ENUM_OTHER
+    kOpCount
 };
 
 struct DInsn {
@@ -141,6 +149,7 @@ struct DecodedCode {
     size_t size_ = 0;
     std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
     static constexpr uint64_t kNoSecondSlot = ~0ULL;
+    static constexpr uint64_t kNoReason = ~0ULL;  // DInsn::imm of an INVALID insn without one in invalid_
     uint64_t second_slot_ = kNoSecondSlot;  // index in invalid_ of the second-slot reason, once added
 };
 
@@ -189,6 +198,7 @@ private:
     bool setup();
     template <bool kCost, bool kTrace, bool kZextMarks>
     void loop();
+    void charge(const DInsn& d, uint32_t pc);
 
     // faults
     void fault(uint32_t pc, std::string reason, ExecResult::Status st = ExecResult::Status::Fault) {
@@ -705,8 +715,11 @@ bool DecodedCode::decodes_alike(uint32_t pc, const DInsn& d) {
 
 void DecodedCode::decode() {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    code_.reset(new DInsn[n]);
+    // One more than the insns: what a run that falls through the last insn (or returns past it)
+    // reaches, an invalid insn with no reason of its own (Machine::loop names it).
+    code_.reset(new DInsn[n + 1]);
     size_ = n;
+    code_[n] = DInsn{INVALID, 0, 0, 0, 0, kNoReason};
     const RegDecode* const regs = reg_decode_table();
     // The insns are read through a local pointer, and the result written through another: DInsn's
     // byte fields may alias anything, so stores through code_ would otherwise make every load of
@@ -1228,392 +1241,468 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
     return true;
 }
 
+// The cost model's charge for insn `d` at `pc`, made before it runs (its issue slot and operands).
+void Machine::charge(const DInsn& d, uint32_t pc) {
+    const uint64_t* const r = r_;
+    switch (d.op) {
+        case LDXB: case LDXH: case LDXW: case LDXDW: case LDSXB: case LDSXH: case LDSXW: case LDX_PROBE:
+            cost_->load(d.dst, d.src, r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
+            break;
+        case STB: case STH: case STW: case STDW:
+            cost_->store(d.dst, CostModel::kNone, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
+            break;
+        case STXB: case STXH: case STXW: case STXDW: case ATOMIC:
+            cost_->store(d.dst, d.src, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
+            break;
+        case INVALID:
+            break;
+        case CALL_HELPER: case CALL_KFUNC: case CALLX: case EXIT: case TAIL_CALL: case LDABS: case LDIND:
+            // The insn's own issue slot; the call overhead is charged by the callee model.
+            cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
+            break;
+        case CALL_LOCAL:
+            cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
+            cost_->call(CostModel::CallKind::Subprog, 0);
+            break;
+        case JA:
+            if (d.off == static_cast<int32_t>(pc + 1)) cost_->ja0();
+            else cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
+            break;
+        case MUL64K: case MUL64X: case MUL32K: case MUL32X:
+            cost_->op(d.dst, d.dst, d.src, cost_->params().l_mul);
+            break;
+        case DIV64K: case DIV64X: case DIV32K: case DIV32X: case SDIV64K: case SDIV64X: case SDIV32K: case SDIV32X:
+        case MOD64K: case MOD64X: case MOD32K: case MOD32X: case SMOD64K: case SMOD64X: case SMOD32K: case SMOD32X:
+            cost_->op(d.dst, d.dst, d.src, cost_->params().l_div);
+            break;
+        case MOV64K: case MOV32K: case LDIMM64: case LDIMM64_MAP:
+            cost_->alu(d.dst, CostModel::kNone, CostModel::kNone);
+            break;
+        case MOV64X: case MOV32X: case MOVSX8_64: case MOVSX16_64: case MOVSX32_64: case MOVSX8_32: case MOVSX16_32:
+        case ZEXT:
+            cost_->alu(d.dst, d.src, CostModel::kNone);
+            break;
+        default:
+            if (d.op <= MOV32X) cost_->alu(d.dst, d.dst, (d.op & 1) ? d.src : CostModel::kNone);
+            else if (d.op <= JSET32X) cost_->op(CostModel::kNone, d.dst, (d.op & 1) ? d.src : CostModel::kNone, 0);
+            else cost_->alu(d.dst, d.dst, CostModel::kNone);
+    }
+}
+
+// The dispatch loop is threaded code (GNU labels as values, which g++ and clang both have): every
+// handler ends by dispatching the next insn itself through the label table, instead of a jump
+// back to one shared switch with its range check. Most of a run's time is this dispatch (a
+// generated program runs ~150 mostly one-line insns), and an indirect jump per handler also
+// predicts better than the single one of a switch.
 template <bool kCost, bool kTrace, bool kZextMarks>
 void Machine::loop() {
     uint64_t* const r = r_;
     const DInsn* const code = code_;
     const uint64_t keep = hi_keep_;
     [[maybe_unused]] const InsnAux* const aux = prog_.aux.data();
-    uint32_t pc = 0;
-    uint64_t steps = steps_;
     const uint64_t budget = budget_;
+    const DInsn* ip = code;  // the insn about to run (at pc ip - code)
+    // Steps the budget still allows: taking one for an insn where none is left is the budget
+    // fault. Steps taken so far: budget - left (an insn counts from its dispatch on).
+    uint64_t left = budget - steps_;
 
+    // One label per op, in the order of enum Op.
+#define PF_LABEL4(N) &&L_##N##64K, &&L_##N##64X, &&L_##N##32K, &&L_##N##32X,
+#define PF_LABEL(N) &&L_##N,
+    static const void* const kLabels[] = {PF_ALU_OPS(PF_LABEL4) PF_JMP_OPS(PF_LABEL4) PF_OTHER_OPS(PF_LABEL)};
+#undef PF_LABEL4
+#undef PF_LABEL
+    static_assert(sizeof kLabels / sizeof kLabels[0] == kOpCount);
+
+#define PF_PC static_cast<uint32_t>(ip - code)
 #define PF_FAULT(msg)                  \
     do {                               \
-        steps_ = steps;                \
-        fault(pc, (msg));              \
+        steps_ = budget - left;        \
+        fault(PF_PC, (msg));           \
         return;                        \
     } while (0)
-    for (;;) {
-        if (steps >= budget) {
-            steps_ = steps;
-            fault(pc, "step budget of " + std::to_string(budget) + " insns exhausted", ExecResult::Status::StepBudget);
-            return;
-        }
-        ++steps;
-        const DInsn& d = code[pc];
-        if constexpr (kTrace) {
-            ring_[ring_pos_++ % ring_.size()] = TraceStep{pc, static_cast<uint8_t>(depth_), 0};
-        }
-        if constexpr (kCost) {
-            switch (d.op) {
-                case LDXB: case LDXH: case LDXW: case LDXDW: case LDSXB: case LDSXH: case LDSXW: case LDX_PROBE:
-                    cost_->load(d.dst, d.src, r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
-                    break;
-                case STB: case STH: case STW: case STDW:
-                    cost_->store(d.dst, CostModel::kNone, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
-                    break;
-                case STXB: case STXH: case STXW: case STXDW: case ATOMIC:
-                    cost_->store(d.dst, d.src, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
-                    break;
-                case INVALID:
-                    break;
-                case CALL_HELPER: case CALL_KFUNC: case CALLX: case EXIT: case TAIL_CALL: case LDABS: case LDIND:
-                    // The insn's own issue slot; the call overhead is charged by the callee model.
-                    cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
-                    break;
-                case CALL_LOCAL:
-                    cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
-                    cost_->call(CostModel::CallKind::Subprog, 0);
-                    break;
-                case JA:
-                    if (d.off == static_cast<int32_t>(pc + 1)) cost_->ja0();
-                    else cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
-                    break;
-                case MUL64K: case MUL64X: case MUL32K: case MUL32X:
-                    cost_->op(d.dst, d.dst, d.src, cost_->params().l_mul);
-                    break;
-                case DIV64K: case DIV64X: case DIV32K: case DIV32X: case SDIV64K: case SDIV64X: case SDIV32K: case SDIV32X:
-                case MOD64K: case MOD64X: case MOD32K: case MOD32X: case SMOD64K: case SMOD64X: case SMOD32K: case SMOD32X:
-                    cost_->op(d.dst, d.dst, d.src, cost_->params().l_div);
-                    break;
-                case MOV64K: case MOV32K: case LDIMM64: case LDIMM64_MAP:
-                    cost_->alu(d.dst, CostModel::kNone, CostModel::kNone);
-                    break;
-                case MOV64X: case MOV32X: case MOVSX8_64: case MOVSX16_64: case MOVSX32_64: case MOVSX8_32: case MOVSX16_32:
-                case ZEXT:
-                    cost_->alu(d.dst, d.src, CostModel::kNone);
-                    break;
-                default:
-                    if (d.op <= MOV32X) cost_->alu(d.dst, d.dst, (d.op & 1) ? d.src : CostModel::kNone);
-                    else if (d.op <= JSET32X) cost_->op(CostModel::kNone, d.dst, (d.op & 1) ? d.src : CostModel::kNone, 0);
-                    else cost_->alu(d.dst, d.dst, CostModel::kNone);
-            }
-        }
-        switch (d.op) {
-#define PF_ALU64(N, EXPR)                                           \
-    case N##64K: {                                                  \
-        const uint64_t a = r[d.dst], b = d.imm;                     \
-        r[d.dst] = (EXPR);                                          \
-        break;                                                      \
-    }                                                               \
-    case N##64X: {                                                  \
-        const uint64_t a = r[d.dst], b = r[d.src];                  \
-        r[d.dst] = (EXPR);                                          \
-        break;                                                      \
+    // Runs the insn at ip.
+#define PF_DISPATCH()                                                                                    \
+    do {                                                                                                 \
+        if (__builtin_sub_overflow(left, uint64_t{1}, &left)) [[unlikely]]                               \
+            goto out_of_steps;                                                                           \
+        if constexpr (kTrace) ring_[ring_pos_++ % ring_.size()] = TraceStep{PF_PC, static_cast<uint8_t>(depth_), 0}; \
+        if constexpr (kCost) charge(*ip, PF_PC);                                                         \
+        goto* kLabels[ip->op];                                                                           \
+    } while (0)
+    // After an insn that falls through (one that defines a register or none): the zext mark,
+    // the trace's value of dst, then the next insn.
+#define PF_NEXT()                                                                          \
+    do {                                                                                   \
+        if constexpr (kZextMarks) {                                                        \
+            /* ZextMarks::Apply. Jumps, calls and exit that jump get no mark; ld_imm64 */  \
+            /* defines a 64-bit register, where a mark is meaningless (the zext pass */    \
+            /* refuses or splits such an insn). */                                         \
+            if (aux[PF_PC].zext_dst) {                                                     \
+                const int reg = isa::insn_def_regno(prog_.insns[PF_PC]);                   \
+                if (reg >= 0) r[reg] = static_cast<uint32_t>(r[reg]);                      \
+            }                                                                              \
+        }                                                                                  \
+        if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst]; \
+        ++ip;                                                                              \
+        PF_DISPATCH();                                                                     \
+    } while (0)
+    // Continues at insn `target` (taken jumps, calls, returns).
+#define PF_JUMP(target)          \
+    do {                         \
+        ip = code + (target);    \
+        PF_DISPATCH();           \
+    } while (0)
+
+    PF_DISPATCH();
+
+#define PF_ALU64(N, EXPR)                                   \
+    L_##N##64K: {                                           \
+        const DInsn& d = *ip;                               \
+        const uint64_t a = r[d.dst], b = d.imm;             \
+        r[d.dst] = (EXPR);                                  \
+        PF_NEXT();                                          \
+    }                                                       \
+    L_##N##64X: {                                           \
+        const DInsn& d = *ip;                               \
+        const uint64_t a = r[d.dst], b = r[d.src];          \
+        r[d.dst] = (EXPR);                                  \
+        PF_NEXT();                                          \
     }
-#define PF_ALU32(N, EXPR)                                                             \
-    case N##32K: {                                                                    \
-        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm); \
-        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                   \
-        break;                                                                        \
-    }                                                                                 \
-    case N##32X: {                                                                    \
-        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]); \
-        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                   \
-        break;                                                                        \
+#define PF_ALU32(N, EXPR)                                                                         \
+    L_##N##32K: {                                                                                 \
+        const DInsn& d = *ip;                                                                     \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm);     \
+        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                               \
+        PF_NEXT();                                                                                \
+    }                                                                                             \
+    L_##N##32X: {                                                                                 \
+        const DInsn& d = *ip;                                                                     \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]);  \
+        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                               \
+        PF_NEXT();                                                                                \
     }
-            PF_ALU64(ADD, a + b)
-            PF_ALU64(SUB, a - b)
-            PF_ALU64(MUL, a * b)
-            PF_ALU64(DIV, udiv64(a, b))
-            PF_ALU64(MOD, umod64(a, b))
-            PF_ALU64(SDIV, sdiv64(a, b))
-            PF_ALU64(SMOD, smod64(a, b))
-            PF_ALU64(OR, a | b)
-            PF_ALU64(AND, a & b)
-            PF_ALU64(XOR, a ^ b)
-            PF_ALU64(LSH, a << (b & 63))
-            PF_ALU64(RSH, a >> (b & 63))
-            PF_ALU64(ARSH, static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63)))
-            PF_ALU64(MOV, (static_cast<void>(a), b))
-            PF_ALU32(ADD, a + b)
-            PF_ALU32(SUB, a - b)
-            PF_ALU32(MUL, a * b)
-            PF_ALU32(DIV, udiv32(a, b))
-            PF_ALU32(MOD, umod32(a, b))
-            PF_ALU32(SDIV, sdiv32(a, b))
-            PF_ALU32(SMOD, smod32(a, b))
-            PF_ALU32(OR, a | b)
-            PF_ALU32(AND, a & b)
-            PF_ALU32(XOR, a ^ b)
-            PF_ALU32(LSH, a << (b & 31))
-            PF_ALU32(RSH, a >> (b & 31))
-            PF_ALU32(ARSH, static_cast<uint32_t>(static_cast<int32_t>(a) >> (b & 31)))
-            PF_ALU32(MOV, (static_cast<void>(a), b))
+    PF_ALU64(ADD, a + b)
+    PF_ALU64(SUB, a - b)
+    PF_ALU64(MUL, a * b)
+    PF_ALU64(DIV, udiv64(a, b))
+    PF_ALU64(MOD, umod64(a, b))
+    PF_ALU64(SDIV, sdiv64(a, b))
+    PF_ALU64(SMOD, smod64(a, b))
+    PF_ALU64(OR, a | b)
+    PF_ALU64(AND, a & b)
+    PF_ALU64(XOR, a ^ b)
+    PF_ALU64(LSH, a << (b & 63))
+    PF_ALU64(RSH, a >> (b & 63))
+    PF_ALU64(ARSH, static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63)))
+    PF_ALU64(MOV, (static_cast<void>(a), b))
+    PF_ALU32(ADD, a + b)
+    PF_ALU32(SUB, a - b)
+    PF_ALU32(MUL, a * b)
+    PF_ALU32(DIV, udiv32(a, b))
+    PF_ALU32(MOD, umod32(a, b))
+    PF_ALU32(SDIV, sdiv32(a, b))
+    PF_ALU32(SMOD, smod32(a, b))
+    PF_ALU32(OR, a | b)
+    PF_ALU32(AND, a & b)
+    PF_ALU32(XOR, a ^ b)
+    PF_ALU32(LSH, a << (b & 31))
+    PF_ALU32(RSH, a >> (b & 31))
+    PF_ALU32(ARSH, static_cast<uint32_t>(static_cast<int32_t>(a) >> (b & 31)))
+    PF_ALU32(MOV, (static_cast<void>(a), b))
 #undef PF_ALU64
 #undef PF_ALU32
-            case MOVSX8_64: r[d.dst] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(r[d.src]))); break;
-            case MOVSX16_64: r[d.dst] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(r[d.src]))); break;
-            case MOVSX32_64: r[d.dst] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(r[d.src]))); break;
-            case MOVSX8_32: r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(r[d.src]))); break;
-            case MOVSX16_32: r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(r[d.src]))); break;
-            case MOVPERCPU: r[d.dst] = percpu_addr(r[d.src]); break;
-            case NEG64: r[d.dst] = 0 - r[d.dst]; break;
-            case NEG32: r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(0u - static_cast<uint32_t>(r[d.dst])); break;
-            case ZEXT: r[d.dst] = static_cast<uint32_t>(r[d.src]); break;
-            case LE16: r[d.dst] = (r[d.dst] & keep) | (r[d.dst] & 0xffff); break;
-            case LE32: r[d.dst] = (r[d.dst] & keep) | (r[d.dst] & 0xffffffffu); break;
-            case LE64: break;
-            case BSWAP16: r[d.dst] = bswap16(r[d.dst]); break;
-            case BSWAP32: r[d.dst] = bswap32(r[d.dst]); break;
-            case BSWAP64: r[d.dst] = bswap64(r[d.dst]); break;
 
-#define PF_JMP(N, C64, C32)                                                                   \
-    case N##64K: { const uint64_t a = r[d.dst], b = d.imm; if (C64) { pc = static_cast<uint32_t>(d.off); continue; } break; } \
-    case N##64X: { const uint64_t a = r[d.dst], b = r[d.src]; if (C64) { pc = static_cast<uint32_t>(d.off); continue; } break; } \
-    case N##32K: { const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm); if (C32) { pc = static_cast<uint32_t>(d.off); continue; } break; } \
-    case N##32X: { const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]); if (C32) { pc = static_cast<uint32_t>(d.off); continue; } break; }
-            PF_JMP(JEQ, a == b, a == b)
-            PF_JMP(JNE, a != b, a != b)
-            PF_JMP(JGT, a > b, a > b)
-            PF_JMP(JGE, a >= b, a >= b)
-            PF_JMP(JLT, a < b, a < b)
-            PF_JMP(JLE, a <= b, a <= b)
-            PF_JMP(JSGT, static_cast<int64_t>(a) > static_cast<int64_t>(b), static_cast<int32_t>(a) > static_cast<int32_t>(b))
-            PF_JMP(JSGE, static_cast<int64_t>(a) >= static_cast<int64_t>(b), static_cast<int32_t>(a) >= static_cast<int32_t>(b))
-            PF_JMP(JSLT, static_cast<int64_t>(a) < static_cast<int64_t>(b), static_cast<int32_t>(a) < static_cast<int32_t>(b))
-            PF_JMP(JSLE, static_cast<int64_t>(a) <= static_cast<int64_t>(b), static_cast<int32_t>(a) <= static_cast<int32_t>(b))
-            PF_JMP(JSET, (a & b) != 0, (a & b) != 0)
+    // One-register ops: dst = EXPR, with d the insn.
+#define PF_UNARY(OP, EXPR)         \
+    L_##OP: {                      \
+        const DInsn& d = *ip;      \
+        r[d.dst] = (EXPR);         \
+        PF_NEXT();                 \
+    }
+    PF_UNARY(MOVSX8_64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(r[d.src]))))
+    PF_UNARY(MOVSX16_64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(r[d.src]))))
+    PF_UNARY(MOVSX32_64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(r[d.src]))))
+    PF_UNARY(MOVSX8_32, (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(r[d.src]))))
+    PF_UNARY(MOVSX16_32, (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(r[d.src]))))
+    PF_UNARY(MOVPERCPU, percpu_addr(r[d.src]))
+    PF_UNARY(NEG64, 0 - r[d.dst])
+    PF_UNARY(NEG32, (r[d.dst] & keep) | static_cast<uint32_t>(0u - static_cast<uint32_t>(r[d.dst])))
+    PF_UNARY(ZEXT, static_cast<uint32_t>(r[d.src]))
+    PF_UNARY(LE16, (r[d.dst] & keep) | (r[d.dst] & 0xffff))
+    PF_UNARY(LE32, (r[d.dst] & keep) | (r[d.dst] & 0xffffffffu))
+    PF_UNARY(LE64, r[d.dst])
+    PF_UNARY(BSWAP16, bswap16(r[d.dst]))
+    PF_UNARY(BSWAP32, bswap32(r[d.dst]))
+    PF_UNARY(BSWAP64, bswap64(r[d.dst]))
+#undef PF_UNARY
+
+#define PF_JMP(N, C64, C32)                                                                                  \
+    L_##N##64K: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint64_t a = r[d.dst], b = d.imm;                                                              \
+        if (C64) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }                                                                                                        \
+    L_##N##64X: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint64_t a = r[d.dst], b = r[d.src];                                                           \
+        if (C64) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }                                                                                                        \
+    L_##N##32K: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm);                \
+        if (C32) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }                                                                                                        \
+    L_##N##32X: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]);             \
+        if (C32) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }
+    PF_JMP(JEQ, a == b, a == b)
+    PF_JMP(JNE, a != b, a != b)
+    PF_JMP(JGT, a > b, a > b)
+    PF_JMP(JGE, a >= b, a >= b)
+    PF_JMP(JLT, a < b, a < b)
+    PF_JMP(JLE, a <= b, a <= b)
+    PF_JMP(JSGT, static_cast<int64_t>(a) > static_cast<int64_t>(b), static_cast<int32_t>(a) > static_cast<int32_t>(b))
+    PF_JMP(JSGE, static_cast<int64_t>(a) >= static_cast<int64_t>(b), static_cast<int32_t>(a) >= static_cast<int32_t>(b))
+    PF_JMP(JSLT, static_cast<int64_t>(a) < static_cast<int64_t>(b), static_cast<int32_t>(a) < static_cast<int32_t>(b))
+    PF_JMP(JSLE, static_cast<int64_t>(a) <= static_cast<int64_t>(b), static_cast<int32_t>(a) <= static_cast<int32_t>(b))
+    PF_JMP(JSET, (a & b) != 0, (a & b) != 0)
 #undef PF_JMP
-            case JA: pc = static_cast<uint32_t>(d.off); continue;
+L_JA:
+    PF_JUMP(ip->off);
 
 #define PF_LDX(OP, SZ, EXT)                                                                       \
-    case OP: {                                                                                    \
+    L_##OP: {                                                                                     \
+        const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
         const uint8_t* p = mem_.translate(ad, SZ, false);                                         \
         if (!p) {                                                                                 \
             uint64_t sv = 0;                                                                      \
-            if (special_load(ad, SZ, sv)) { r[d.dst] = sv; break; }                               \
-            PF_FAULT("invalid read of " #SZ " bytes at " + hex(ad));                              \
+            if (!special_load(ad, SZ, sv)) PF_FAULT("invalid read of " #SZ " bytes at " + hex(ad)); \
+            r[d.dst] = sv;                                                                        \
+            PF_NEXT();                                                                            \
         }                                                                                         \
         r[d.dst] = EXT;                                                                           \
-        break;                                                                                    \
+        PF_NEXT();                                                                                \
     }
-            PF_LDX(LDXB, 1, (r[d.dst] & keep) | p[0])
-            PF_LDX(LDXH, 2, (r[d.dst] & keep) | load_le(p, 2))
-            PF_LDX(LDXW, 4, (r[d.dst] & keep) | load_le(p, 4))
-            PF_LDX(LDXDW, 8, load_le(p, 8))
-            PF_LDX(LDSXB, 1, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(p[0]))))
-            PF_LDX(LDSXH, 2, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(load_le(p, 2)))))
-            PF_LDX(LDSXW, 4, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(load_le(p, 4)))))
+    PF_LDX(LDXB, 1, (r[d.dst] & keep) | p[0])
+    PF_LDX(LDXH, 2, (r[d.dst] & keep) | load_le(p, 2))
+    PF_LDX(LDXW, 4, (r[d.dst] & keep) | load_le(p, 4))
+    PF_LDX(LDXDW, 8, load_le(p, 8))
+    PF_LDX(LDSXB, 1, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(p[0]))))
+    PF_LDX(LDSXH, 2, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(load_le(p, 2)))))
+    PF_LDX(LDSXW, 4, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(load_le(p, 4)))))
 #undef PF_LDX
-            case LDX_PROBE: {
-                // PROBE_MEM: a faulting load yields 0 (exception table fixup), never a fault.
-                const uint32_t sz = d.aux & 0xf;
-                const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-                const uint8_t* p = mem_.translate(ad, sz, false);
-                uint64_t v = p ? load_le(p, sz) : 0;
-                if ((d.aux & 0x80) && sz < 8) {
-                    const int sh = 64 - 8 * static_cast<int>(sz);
-                    v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
-                }
-                r[d.dst] = v;
-                break;
-            }
+L_LDX_PROBE: {
+    // PROBE_MEM: a faulting load yields 0 (exception table fixup), never a fault.
+    const DInsn& d = *ip;
+    const uint32_t sz = d.aux & 0xf;
+    const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
+    const uint8_t* p = mem_.translate(ad, sz, false);
+    uint64_t v = p ? load_le(p, sz) : 0;
+    if ((d.aux & 0x80) && sz < 8) {
+        const int sh = 64 - 8 * static_cast<int>(sz);
+        v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
+    }
+    r[d.dst] = v;
+    PF_NEXT();
+}
 #define PF_ST(OP, SZ, VAL)                                                                        \
-    case OP: {                                                                                    \
+    L_##OP: {                                                                                     \
+        const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
         uint8_t* p = mem_.translate(ad, SZ, true);                                                \
         if (!p) PF_FAULT("invalid write of " #SZ " bytes at " + hex(ad));                         \
         store_le(p, SZ, VAL);                                                                     \
-        break;                                                                                    \
+        PF_NEXT();                                                                                \
     }
-            PF_ST(STB, 1, d.imm)
-            PF_ST(STH, 2, d.imm)
-            PF_ST(STW, 4, d.imm)
-            PF_ST(STDW, 8, d.imm)
-            PF_ST(STXB, 1, r[d.src])
-            PF_ST(STXH, 2, r[d.src])
-            PF_ST(STXW, 4, r[d.src])
-            PF_ST(STXDW, 8, r[d.src])
+    PF_ST(STB, 1, d.imm)
+    PF_ST(STH, 2, d.imm)
+    PF_ST(STW, 4, d.imm)
+    PF_ST(STDW, 8, d.imm)
+    PF_ST(STXB, 1, r[d.src])
+    PF_ST(STXH, 2, r[d.src])
+    PF_ST(STXW, 4, r[d.src])
+    PF_ST(STXDW, 8, r[d.src])
 #undef PF_ST
-            case ATOMIC: {
-                const uint32_t sz = d.aux;
-                const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-                const uint32_t aop = static_cast<uint32_t>(d.imm);
-                const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
-                if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
-                if (is_load) {
-                    // load-acquire: dst = *(src + off); the address comes from src, and dst is
-                    // only written (it may hold anything, even a non-pointer).
-                    const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-                    const uint8_t* q = mem_.translate(a2, sz, false);
-                    if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
-                    r[d.dst] = load_le(q, sz);
-                    break;
-                }
-                uint8_t* p = mem_.translate(ad, sz, true);
-                if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
-                const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
-                const uint64_t old = load_le(p, sz);
-                const uint64_t s = r[d.src] & mask;
-                if (is_store) {
-                    store_le(p, sz, s);
-                    break;
-                }
-                switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {
-                    case BPF_ADD: store_le(p, sz, (old + s) & mask); break;
-                    case BPF_OR: store_le(p, sz, old | s); break;
-                    case BPF_AND: store_le(p, sz, old & s); break;
-                    case BPF_XOR: store_le(p, sz, old ^ s); break;
-                    case BPF_XCHG & ~BPF_FETCH:
-                        if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));
-                        store_le(p, sz, s);
-                        break;
-                    case BPF_CMPXCHG & ~BPF_FETCH:
-                        if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));
-                        if ((r[0] & mask) == old) store_le(p, sz, s);
-                        r[0] = old;  // always loaded, zero-extended for W
-                        break;
-                    default:
-                        PF_FAULT("invalid atomic op " + hex(aop));
-                }
-                if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;
-                break;
-            }
-            case LDIMM64:
-                r[d.dst] = d.imm;
-                if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
-                pc += 2;
-                continue;
-            case LDIMM64_MAP: {
-                std::string why;
-                if (!map_ldimm64(d, r[d.dst], why)) PF_FAULT(std::move(why));
-                if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
-                pc += 2;
-                continue;
-            }
-            case NOP:
-                break;
-            case MAY_GOTO: {
-                // do_misc_fixups lowering: a per-frame countdown from BPF_MAX_LOOPS; 0 takes the branch.
-                Frame& f = frames_[depth_];
-                if (f.may_goto == 0) {
-                    pc = static_cast<uint32_t>(d.off);
-                    continue;
-                }
-                --f.may_goto;
-                break;
-            }
-            case GOTOX: {
-                const uint64_t t = r[d.dst] - kCodeBase;
-                if ((t & 7) != 0 || (t >> 3) >= code_size_) PF_FAULT("gotox to " + hex(r[d.dst]) + ", not a code address");
-                pc = static_cast<uint32_t>(t >> 3);
-                continue;
-            }
-            case TAIL_CALL: {
-                // Internal tail call (r1 ctx, r2 prog array, r3 index): our prog arrays are empty, so
-                // every tail call falls through; the attempt itself is the observable effect.
-                steps_ = steps;
-                if (!tail_call_attempt(pc, r[2], r[3])) return;
-                break;
-            }
-            case CALL_HELPER:
-                steps_ = steps;
-                if (!call_helper(pc, static_cast<int32_t>(d.imm))) return;
-                if (jump_to_ != kNoPc) {
-                    pc = jump_to_;
-                    jump_to_ = kNoPc;
-                    continue;
-                }
-                break;
-            case CALLX: {
-                // bpf_conformance `callx`: helper id in a register (dst, else src, else imm names it).
-                uint8_t reg = d.dst ? d.dst : d.src ? d.src : static_cast<uint8_t>(d.imm & 0xf);
-                steps_ = steps;
-                if (!call_helper(pc, static_cast<int32_t>(r[reg]))) return;
-                break;
-            }
-            case CALL_KFUNC:
-                steps_ = steps;
-                if (!call_kfunc(pc, static_cast<int32_t>(d.imm))) return;
-                break;
-            case CALL_LOCAL:
-                steps_ = steps;
-                if (!push_frame(pc, static_cast<uint32_t>(d.off), false)) return;
-                pc = static_cast<uint32_t>(d.off);
-                continue;
-            case LDABS:
-            case LDIND: {
-                // Classic packet load (R6 = skb; R0 = big-endian bytes at imm, + src for IND, as a
-                // 32-bit sum like classic BPF's X + k). Outside the packet the function returns 0
-                // at once, from this frame, as the exit of bpf_gen_ld_abs's sequence does. The
-                // kernel treats the insn as a call: R1-R5 are poisoned like after a helper.
-                const uint32_t off = static_cast<uint32_t>(d.imm) + (d.op == LDIND ? static_cast<uint32_t>(r[d.src]) : 0u);
-                uint64_t v = 0;
-                const SkbLoad st = skb_load(r[6], static_cast<int32_t>(off), d.aux, v);
-                if (st == SkbLoad::NotSkb) PF_FAULT("LD_ABS/LD_IND: r6 " + hex(r[6]) + " is not the skb (ctx)");
-                for (int k = 1; k <= 5; ++k) r[k] = kCallPoison;
-                if constexpr (kCost) {
-                    cost_->call(CostModel::CallKind::Helper, 8);
-                    cost_->clobber(0, 5);
-                }
-                if (st == SkbLoad::OutOfPacket) {
-                    r[0] = 0;
-                    goto exit_frame;
-                }
-                r[0] = v;
-                break;
-            }
-            case EXIT: {
-            exit_frame:
-                if (depth_ == 0) {
-                    steps_ = steps;
-                    return;
-                }
-                Frame& f = frames_[depth_];
-                if (f.loop_cb) {
-                    // bpf_loop: a callback returning non-zero stops the loop (only 0/1 are legal).
-                    ++f.loop_i;
-                    if (r[0] == 0 && f.loop_i < f.loop_n) {
-                        if constexpr (kCost) cost_->call(CostModel::CallKind::Subprog, 0);
-                        mem_.fresh(depth_);
-                        r[1] = f.loop_i;
-                        r[2] = f.loop_ctx;
-                        f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
-                        pc = f.cb_pc;
-                        continue;
-                    }
-                    r[0] = f.loop_i;
-                }
-                for (int k = 0; k < 4; ++k) r[6 + k] = f.saved[k];
-                r[10] = f.saved[4];
-                pc = f.ret_pc;
-                --depth_;
-                continue;
-            }
-            case LDIMM64_TAIL:
-            case INVALID:
-            default: {
-                steps_ = steps;
-                fault(pc, d.imm < invalid_.size() ? invalid_[d.imm] : std::string("invalid instruction"));
-                return;
-            }
-        }
-        if constexpr (kZextMarks) {
-            // ZextMarks::Apply. Only insns that fall through get here; the others define no
-            // register (jumps, calls, exit) or a 64-bit one (ld_imm64), where a mark is
-            // meaningless (the zext pass refuses or splits such an insn).
-            if (aux[pc].zext_dst) {
-                const int reg = isa::insn_def_regno(prog_.insns[pc]);
-                if (reg >= 0) r[reg] = static_cast<uint32_t>(r[reg]);
-            }
-        }
-        if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
-        ++pc;
+L_ATOMIC: {
+    const DInsn& d = *ip;
+    const uint32_t sz = d.aux;
+    const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
+    const uint32_t aop = static_cast<uint32_t>(d.imm);
+    const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
+    if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
+    if (is_load) {
+        // load-acquire: dst = *(src + off); the address comes from src, and dst is
+        // only written (it may hold anything, even a non-pointer).
+        const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
+        const uint8_t* q = mem_.translate(a2, sz, false);
+        if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
+        r[d.dst] = load_le(q, sz);
+        PF_NEXT();
     }
+    uint8_t* p = mem_.translate(ad, sz, true);
+    if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
+    const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
+    const uint64_t old = load_le(p, sz);
+    const uint64_t s = r[d.src] & mask;
+    if (is_store) {
+        store_le(p, sz, s);
+        PF_NEXT();
+    }
+    switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {
+        case BPF_ADD: store_le(p, sz, (old + s) & mask); break;
+        case BPF_OR: store_le(p, sz, old | s); break;
+        case BPF_AND: store_le(p, sz, old & s); break;
+        case BPF_XOR: store_le(p, sz, old ^ s); break;
+        case BPF_XCHG & ~BPF_FETCH:
+            if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));
+            store_le(p, sz, s);
+            break;
+        case BPF_CMPXCHG & ~BPF_FETCH:
+            if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));
+            if ((r[0] & mask) == old) store_le(p, sz, s);
+            r[0] = old;  // always loaded, zero-extended for W
+            break;
+        default:
+            PF_FAULT("invalid atomic op " + hex(aop));
+    }
+    if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;
+    PF_NEXT();
+}
+L_LDIMM64: {
+    r[ip->dst] = ip->imm;
+    if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
+    ip += 2;
+    PF_DISPATCH();
+}
+L_LDIMM64_MAP: {
+    {
+        std::string why;
+        if (!map_ldimm64(*ip, r[ip->dst], why)) PF_FAULT(std::move(why));
+    }
+    if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
+    ip += 2;
+    PF_DISPATCH();
+}
+L_NOP:
+    PF_NEXT();
+L_MAY_GOTO: {
+    // do_misc_fixups lowering: a per-frame countdown from BPF_MAX_LOOPS; 0 takes the branch.
+    Frame& f = frames_[depth_];
+    if (f.may_goto == 0) PF_JUMP(ip->off);
+    --f.may_goto;
+    PF_NEXT();
+}
+L_GOTOX: {
+    const uint64_t t = r[ip->dst] - kCodeBase;
+    if ((t & 7) != 0 || (t >> 3) >= code_size_) PF_FAULT("gotox to " + hex(r[ip->dst]) + ", not a code address");
+    PF_JUMP(t >> 3);
+}
+L_TAIL_CALL: {
+    // Internal tail call (r1 ctx, r2 prog array, r3 index): our prog arrays are empty, so
+    // every tail call falls through; the attempt itself is the observable effect.
+    steps_ = budget - left;
+    if (!tail_call_attempt(PF_PC, r[2], r[3])) return;
+    PF_NEXT();
+}
+L_CALL_HELPER: {
+    steps_ = budget - left;
+    if (!call_helper(PF_PC, static_cast<int32_t>(ip->imm))) return;
+    if (jump_to_ != kNoPc) {
+        const uint32_t t = jump_to_;
+        jump_to_ = kNoPc;
+        PF_JUMP(t);
+    }
+    PF_NEXT();
+}
+L_CALLX: {
+    // bpf_conformance `callx`: helper id in a register (dst, else src, else imm names it).
+    const DInsn& d = *ip;
+    const uint8_t reg = d.dst ? d.dst : d.src ? d.src : static_cast<uint8_t>(d.imm & 0xf);
+    steps_ = budget - left;
+    if (!call_helper(PF_PC, static_cast<int32_t>(r[reg]))) return;
+    PF_NEXT();
+}
+L_CALL_KFUNC: {
+    steps_ = budget - left;
+    if (!call_kfunc(PF_PC, static_cast<int32_t>(ip->imm))) return;
+    PF_NEXT();
+}
+L_CALL_LOCAL: {
+    steps_ = budget - left;
+    if (!push_frame(PF_PC, static_cast<uint32_t>(ip->off), false)) return;
+    PF_JUMP(ip->off);
+}
+L_LDABS:
+L_LDIND: {
+    // Classic packet load (R6 = skb; R0 = big-endian bytes at imm, + src for IND, as a
+    // 32-bit sum like classic BPF's X + k). Outside the packet the function returns 0
+    // at once, from this frame, as the exit of bpf_gen_ld_abs's sequence does. The
+    // kernel treats the insn as a call: R1-R5 are poisoned like after a helper.
+    const DInsn& d = *ip;
+    const uint32_t off = static_cast<uint32_t>(d.imm) + (d.op == LDIND ? static_cast<uint32_t>(r[d.src]) : 0u);
+    uint64_t v = 0;
+    const SkbLoad st = skb_load(r[6], static_cast<int32_t>(off), d.aux, v);
+    if (st == SkbLoad::NotSkb) PF_FAULT("LD_ABS/LD_IND: r6 " + hex(r[6]) + " is not the skb (ctx)");
+    for (int k = 1; k <= 5; ++k) r[k] = kCallPoison;
+    if constexpr (kCost) {
+        cost_->call(CostModel::CallKind::Helper, 8);
+        cost_->clobber(0, 5);
+    }
+    if (st == SkbLoad::OutOfPacket) {
+        r[0] = 0;
+        goto L_EXIT;
+    }
+    r[0] = v;
+    PF_NEXT();
+}
+L_EXIT: {
+    if (depth_ == 0) {
+        steps_ = budget - left;
+        return;
+    }
+    Frame& f = frames_[depth_];
+    if (f.loop_cb) {
+        // bpf_loop: a callback returning non-zero stops the loop (only 0/1 are legal).
+        ++f.loop_i;
+        if (r[0] == 0 && f.loop_i < f.loop_n) {
+            if constexpr (kCost) cost_->call(CostModel::CallKind::Subprog, 0);
+            mem_.fresh(depth_);
+            r[1] = f.loop_i;
+            r[2] = f.loop_ctx;
+            f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
+            PF_JUMP(f.cb_pc);
+        }
+        r[0] = f.loop_i;
+    }
+    for (int k = 0; k < 4; ++k) r[6 + k] = f.saved[k];
+    r[10] = f.saved[4];
+    --depth_;
+    PF_JUMP(f.ret_pc);
+}
+L_LDIMM64_TAIL:
+L_INVALID: {
+    steps_ = budget - left;
+    fault(PF_PC, ip->imm < invalid_.size() ? invalid_[ip->imm]
+                 : PF_PC == code_size_   ? std::string("execution ran past the last insn")
+                                         : std::string("invalid instruction"));
+    return;
+}
+out_of_steps:
+    steps_ = budget;
+    fault(PF_PC, "step budget of " + std::to_string(budget) + " insns exhausted", ExecResult::Status::StepBudget);
+#undef PF_DISPATCH
+#undef PF_NEXT
+#undef PF_JUMP
 #undef PF_FAULT
+#undef PF_PC
 }
 
 void Machine::run() {
