@@ -76,14 +76,16 @@ struct DInsn {
     bool operator==(const DInsn&) const = default;
 };
 
+// No default member initializers: a Machine's frames stay unwritten until entered (Frame{} then
+// zeroes one), instead of all eight being zeroed for every run.
 struct Frame {
-    uint32_t ret_pc = 0;
-    uint64_t saved[5] = {};  // caller's r6-r9, r10
-    uint32_t may_goto = 0;
-    bool loop_cb = false;    // frame of a bpf_loop callback
-    uint32_t loop_i = 0, loop_n = 0;
-    uint32_t cb_pc = 0;
-    uint64_t loop_ctx = 0;
+    uint32_t ret_pc;
+    uint64_t saved[5];  // caller's r6-r9, r10
+    uint32_t may_goto;
+    bool loop_cb;       // frame of a bpf_loop callback
+    uint32_t loop_i, loop_n;
+    uint32_t cb_pc;
+    uint64_t loop_ctx;
 };
 
 constexpr uint64_t kHi = 0xffffffff00000000ULL;
