@@ -260,25 +260,24 @@ bool Machine::setup() {
     // Frame f's stack is region f. Only the main frame's is used by every run; a callee's is
     // zeroed when it is entered (push_frame), so it gets storage only then (or on a stray access
     // before, through a pointer made by arithmetic, which reads zeros as from a fresh stack).
-    mem_.add(kStackSize, RegionKind::Stack);
+    // The main frame's stack starts with the input's bytes from its bottom up, zeros above.
+    mem_.add_copy(kStackSize, 0, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()), RegionKind::Stack);
     for (uint32_t f = 1; f < kMaxFrames; ++f) mem_.add_lazy(kStackSize, RegionKind::Stack);
     // A tracing program's ctx is the trampoline's argument array, with two words below it that
     // the inlined get_func_* helpers read (arch_prepare_bpf_trampoline): ctx[-8] the number of
     // arguments, ctx[-16] the traced function's address.
     ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
-    uint32_t ctx = mem_.add(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), RegionKind::Ctx);
-    if (!in_.ctx.empty()) std::memcpy(mem_.region(ctx).data + ctx_base_, in_.ctx.data(), in_.ctx.size());
+    uint32_t ctx = mem_.add_copy(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), ctx_base_, in_.ctx.data(), in_.ctx.size(),
+                                 RegionKind::Ctx);
     if (ctx_base_) {
         store_le(mem_.region(ctx).data, 8, kTracedFuncIp);
         store_le(mem_.region(ctx).data + 8, 8, tracing_nr_args(prog_));
     }
-    uint32_t pkt = mem_.add(static_cast<uint32_t>(in_.packet.size()), RegionKind::Packet);
-    if (!in_.packet.empty()) std::memcpy(mem_.region(pkt).data, in_.packet.data(), in_.packet.size());
+    mem_.add_copy(static_cast<uint32_t>(in_.packet.size()), 0, in_.packet.data(), in_.packet.size(), RegionKind::Packet);
     // pcpu_hot: current_task at +0, cpu_number at +12 (offsets of internal_calls.hpp).
     uint32_t pcpu = mem_.add(16, RegionKind::Ctx, false);
     store_le(mem_.region(pcpu).data, 8, kKsymBase + 0x100000);
     store_le(mem_.region(pcpu).data + (passes::kPcpuCpuNumber - passes::kPcpuCurrentTask), 4, in_.cpu);
-    if (!in_.stack.empty()) std::memcpy(mem_.region(0).data, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()));
     maps_.reserve(prog_.maps.size());
     for (size_t i = 0; i < prog_.maps.size(); ++i) {
         MapModel& m = maps_.emplace_back(prog_.maps[i], mem_);
