@@ -139,6 +139,13 @@ struct DecodedCode {
     void decode();
     [[gnu::noinline]] uint32_t decode_slow(uint32_t pc);
     DInsn decode_one(uint32_t pc, std::string& why);
+    [[nodiscard]] static bool common_ldimm64(const Insn& i) {
+        return isa::is_ldimm64(i) && i.dst_reg <= isa::kRegAx &&
+               (i.src_reg == 0 || i.src_reg == BPF_PSEUDO_MAP_FD || i.src_reg == BPF_PSEUDO_MAP_IDX ||
+                i.src_reg == BPF_PSEUDO_MAP_VALUE || i.src_reg == BPF_PSEUDO_MAP_IDX_VALUE);
+    }
+    void decode_common_ldimm64(uint32_t pc, DInsn& d) const;
+    bool decode_shortcut(uint32_t pc, DInsn& d) const;
     [[maybe_unused]] bool decodes_alike(uint32_t pc, const DInsn& d);  // for assert()
     // Whether this decode is also the one for a profile with movsx_as_mov == `movsx_as_mov`.
     [[nodiscard]] bool decodes_for(bool movsx_as_mov) const { return !has_movsx_ || movsx_as_mov == movsx_as_mov_; }
@@ -548,28 +555,14 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 why = "ld_imm64 truncated";
                 return d;
             }
-            const Insn& hi = prog_.insns[pc + 1];
-            uint64_t lo32 = static_cast<uint32_t>(i.imm), hi32 = static_cast<uint32_t>(hi.imm);
+            const uint64_t lo32 = static_cast<uint32_t>(i.imm);
             d.op = LDIMM64;
             switch (i.src_reg) {
-                case 0: d.imm = lo32 | (hi32 << 32); break;
+                case 0:
                 case BPF_PSEUDO_MAP_FD:
                 case BPF_PSEUDO_MAP_IDX:
                 case BPF_PSEUDO_MAP_VALUE:
-                case BPF_PSEUDO_MAP_IDX_VALUE: {
-                    // Resolved when executed (Machine::map_ldimm64): map addresses belong to
-                    // one execution's memory, and the per-CPU copy to its input's CPU.
-                    d.op = LDIMM64_MAP;
-                    d.src = i.src_reg;
-                    d.off = hi.imm;  // value offset (the *_VALUE forms)
-                    d.imm = lo32;    // map index
-                    // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i)
-                    // is recognised by the BPF_MOV64_PERCPU_REG right after the pair.
-                    d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
-                            prog_.insns[pc + 2].off == passes::kAddrPercpuOff && prog_.insns[pc + 2].dst_reg == i.dst_reg &&
-                            prog_.insns[pc + 2].src_reg == i.dst_reg;
-                    break;
-                }
+                case BPF_PSEUDO_MAP_IDX_VALUE: decode_common_ldimm64(pc, d); break;
                 case BPF_PSEUDO_BTF_ID: d.imm = kKsymBase + (lo32 << 12); break;
                 case BPF_PSEUDO_FUNC: {
                     int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
@@ -750,16 +743,87 @@ void DecodedCode::decode() {
     }
 }
 
+// An ld_imm64 pair at pc (pc + 1 < n) with a plain value or a map (common_ldimm64), into `d`,
+// which has the first insn's fields. Shared by decode_one and decode_slow's shortcut.
+void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
+    const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
+    const Insn& i = prog_.insns[pc];
+    const Insn& hi = prog_.insns[pc + 1];
+    const uint64_t lo32 = static_cast<uint32_t>(i.imm), hi32 = static_cast<uint32_t>(hi.imm);
+    if (i.src_reg == 0) {
+        d.op = LDIMM64;
+        d.imm = lo32 | (hi32 << 32);
+        return;
+    }
+    // Resolved when executed (Machine::map_ldimm64): map addresses belong to one execution's
+    // memory, and the per-CPU copy to its input's CPU.
+    d.op = LDIMM64_MAP;
+    d.src = i.src_reg;
+    d.off = hi.imm;  // value offset (the *_VALUE forms)
+    d.imm = lo32;    // map index
+    // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i) is recognised
+    // by the BPF_MOV64_PERCPU_REG right after the pair.
+    d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) && prog_.insns[pc + 2].off == passes::kAddrPercpuOff &&
+            prog_.insns[pc + 2].dst_reg == i.dst_reg && prog_.insns[pc + 2].src_reg == i.dst_reg;
+}
+
+// decode_one's result for the valid insns that are common in programs but that decode() leaves
+// to it: ld_imm64 of a value, map, BTF id or function, the zero extension the zext pass inserts
+// (BPF_ZEXT_REG) and a local call. False for anything else (decode_one decides).
+bool DecodedCode::decode_shortcut(uint32_t pc, DInsn& d) const {
+    const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
+    const Insn& i = prog_.insns[pc];
+    if (i.dst_reg > isa::kRegAx || i.src_reg > isa::kRegAx) return false;
+    d = DInsn{INVALID, i.dst_reg, i.src_reg, 0, i.off, static_cast<uint64_t>(static_cast<int64_t>(i.imm))};
+    if (isa::is_ldimm64(i)) {
+        if (pc + 1 >= n) return false;
+        if (common_ldimm64(i)) {
+            decode_common_ldimm64(pc, d);
+            return true;
+        }
+        if (i.src_reg == BPF_PSEUDO_BTF_ID) {
+            d.op = LDIMM64;
+            d.imm = kKsymBase + (uint64_t{static_cast<uint32_t>(i.imm)} << 12);
+            return true;
+        }
+        const int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
+        if (i.src_reg == BPF_PSEUDO_FUNC && t >= 0 && t <= static_cast<int64_t>(n)) {
+            d.op = LDIMM64;
+            d.imm = kCodeBase + static_cast<uint64_t>(t) * 8;
+            return true;
+        }
+        return false;
+    }
+    if (i.code == (BPF_ALU | BPF_MOV | BPF_X) && i.imm == 1 && i.dst_reg == i.src_reg && (i.off == 0 || i.off == 1 || i.off == -1)) {
+        d.op = ZEXT;
+        return true;
+    }
+    if (i.code == (BPF_JMP | BPF_CALL) && i.src_reg == BPF_PSEUDO_CALL) {
+        const int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
+        if (t < 0 || t >= static_cast<int64_t>(n)) return false;
+        d.op = CALL_LOCAL;
+        d.off = static_cast<int32_t>(t);
+        return true;
+    }
+    return false;
+}
+
 // The insns the table leaves to decode_one, out of decode()'s loop so that the loop keeps its
-// state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64).
+// state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64). The common ones
+// among them skip decode_one's general checks (decode_shortcut).
 uint32_t DecodedCode::decode_slow(uint32_t pc) {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    std::string why;
-    DInsn d = decode_one(pc, why);
-    if (d.op == INVALID) {
-        if (why.empty()) why = "invalid instruction";
-        d.imm = invalid_.size();
-        invalid_.push_back(std::move(why));
+    DInsn d;
+    if (decode_shortcut(pc, d)) {
+        assert(decodes_alike(pc, d));
+    } else {
+        std::string why;
+        d = decode_one(pc, why);
+        if (d.op == INVALID) {
+            if (why.empty()) why = "invalid instruction";
+            d.imm = invalid_.size();
+            invalid_.push_back(std::move(why));
+        }
     }
     code_[pc] = d;
     if ((d.op == LDIMM64 || d.op == LDIMM64_MAP) && pc + 1 < n) {
@@ -1715,7 +1779,8 @@ void Machine::run() {
         fault(0, "empty program");
         return;
     }
-    for (int k = 0; k < 10; ++k) r_[k] = in_.regs[static_cast<size_t>(k)];
+    static_assert(sizeof in_.regs == 10 * sizeof r_[0]);
+    std::memcpy(r_, in_.regs.data(), sizeof in_.regs);  // r0-r9
     r_[1] = Memory::addr(kRegionCtx, ctx_base_);
     r_[10] = Memory::addr(0, kStackSize);
     r_[isa::kRegAx] = 0;

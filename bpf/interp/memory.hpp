@@ -47,9 +47,10 @@ public:
     // (at + n <= size): what add() and a copy make, without zeroing what is copied over.
     uint32_t add_copy(uint32_t size, uint32_t at, const uint8_t* src, size_t n, RegionKind kind, bool writable = true) {
         uint8_t* p = allocate_bytes_uninit(round16(size));
-        std::memset(p, 0, at);
+        // Most calls copy the whole region: no call for an empty part.
+        if (at) std::memset(p, 0, at);
         if (n) std::memcpy(p + at, src, n);
-        std::memset(p + at + n, 0, size - at - n);
+        if (const size_t rest = size - at - n) std::memset(p + at + n, 0, rest);
         ws_->regions.push_back(Region{p, size, writable, kind});
         sync_regions();
         return static_cast<uint32_t>(count_ - 1);
