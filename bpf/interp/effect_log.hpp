@@ -7,6 +7,7 @@
 // rather than concatenating temporaries, and passes the strings it did not need to a per-thread
 // spare list that the next run that needs more takes from.
 #include <charconv>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,8 +42,14 @@ public:
         s.clear();
         (put(s, parts), ...);
     }
-    // Records an effect whose whole text is ready (copied into reused storage).
-    void add_text(const std::string& text) { next() = text; }
+    // Records an effect whose whole text is ready (copied into reused storage). A string that
+    // already has the text's length is overwritten in place: the common case, as the runs of a
+    // program on several inputs into one result mostly make the same kinds of effects.
+    void add_text(std::string_view text) {
+        std::string& s = next();
+        if (s.size() == text.size()) std::memcpy(s.data(), text.data(), text.size());
+        else s.assign(text.data(), text.size());
+    }
 
 private:
     // The string of the next effect, with stale text.

@@ -294,16 +294,11 @@ bool Machine::setup() {
                   ExecResult::Status::Unsupported);
             return false;
         }
-        if (i < in_.maps.size()) {
-            // A wrong-sized entry ends the run before it starts (no result but the fault), so all
-            // are checked before any is applied.
-            for (const MapEntry& e : in_.maps[i]) {
-                if (e.key.size() != m.def().key_size || e.value.size() < m.def().value_size) {
-                    fault(0, "input for map " + std::to_string(i) + " has an entry of the wrong size", ExecResult::Status::Unsupported);
-                    return false;
-                }
-            }
-            m.user_fill(in_.maps[i]);
+        // A wrong-sized entry ends the run before it starts (no result but the fault), so the
+        // entries applied before it are never seen.
+        if (i < in_.maps.size() && !m.user_fill(in_.maps[i])) {
+            fault(0, "input for map " + std::to_string(i) + " has an entry of the wrong size", ExecResult::Status::Unsupported);
+            return false;
         }
     }
     // Instruction arrays: each entry's value is the code address of its (xlated) insn, what

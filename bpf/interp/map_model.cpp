@@ -65,7 +65,14 @@ namespace {
 // memcpy(dst, src, n) for a map value: most are a few words, which two overlapping host moves
 // per size class copy without a call.
 inline void copy_value(uint8_t* dst, const uint8_t* src, size_t n) {
-    if (n >= 8 && n <= 16) {
+    if (n > 16 && n <= 32) {
+        const uint64_t a = load_host<uint64_t>(src), b = load_host<uint64_t>(src + 8);
+        const uint64_t c = load_host<uint64_t>(src + n - 16), d = load_host<uint64_t>(src + n - 8);
+        store_host(dst, a);
+        store_host(dst + 8, b);
+        store_host(dst + n - 16, c);
+        store_host(dst + n - 8, d);
+    } else if (n >= 8 && n <= 16) {
         const uint64_t a = load_host<uint64_t>(src), b = load_host<uint64_t>(src + n - 8);
         store_host(dst, a);
         store_host(dst + n - 8, b);
@@ -289,21 +296,26 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
     return 0;
 }
 
-void MapModel::user_fill(const std::vector<MapEntry>& entries) {
+bool MapModel::user_fill(const std::vector<MapEntry>& entries) {
+    const uint32_t ks = def_.key_size, vs = def_.value_size;
     if (kind_ == Kind::Array) {
         // user_update() of an array, plain or per-CPU (update(key, value, BPF_ANY)): the slot, or
         // this CPU's copy, takes the value; a key out of range fails (E2BIG), and nothing else
         // can. Most inputs fill arrays, and every run of every program fills them again: so one
         // loop without the dispatch per entry.
-        const uint32_t vs = def_.value_size;
         for (const MapEntry& e : entries) {
+            if (e.key.size() != ks || e.value.size() < vs) return false;
             const uint32_t idx = static_cast<uint32_t>(load_le(e.key.data(), 4));
             if (idx >= def_.max_entries) continue;
             copy_value(percpu_ ? mem_.region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
         }
-        return;
+        return true;
     }
-    for (const MapEntry& e : entries) (void)user_update(e.key.data(), e.value.data());
+    for (const MapEntry& e : entries) {
+        if (e.key.size() != ks || e.value.size() < vs) return false;
+        (void)user_update(e.key.data(), e.value.data());
+    }
+    return true;
 }
 
 void MapModel::user_value(const uint8_t* p, std::vector<uint8_t>& out) const {
@@ -363,6 +375,10 @@ struct Digest {
     }
     void word(uint64_t v) { h = fold(h ^ v ^ kE, kPhi); }
     void bytes(const uint8_t* p, size_t n) {
+        for (; n >= 32; p += 32, n -= 32) {  // the loop below, unrolled once
+            h = fold(h ^ load_le(p, 8) ^ kE, load_le(p + 8, 8) ^ kPhi);
+            h = fold(h ^ load_le(p + 16, 8) ^ kE, load_le(p + 24, 8) ^ kPhi);
+        }
         for (; n >= 16; p += 16, n -= 16) h = fold(h ^ load_le(p, 8) ^ kE, load_le(p + 8, 8) ^ kPhi);
         if (n >= 8) {
             word(load_le(p, 8));
