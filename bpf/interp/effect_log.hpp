@@ -56,6 +56,8 @@ private:
     std::string& next() {
         if (used_ < log_.size()) return log_[used_++];
         ++used_;
+        // A fresh result's first effect: room for a run's usual few at once, not one by one.
+        if (log_.capacity() == 0) log_.reserve(kFirstRoom);
         std::vector<std::string>& spare = spare_strings();
         if (spare.empty()) return log_.emplace_back();
         std::string& s = log_.emplace_back(std::move(spare.back()));
@@ -80,6 +82,7 @@ private:
         return spare;
     }
     static constexpr size_t kMaxSpare = 256;
+    static constexpr size_t kFirstRoom = 16;
 
     std::vector<std::string>& out_;
     std::vector<std::string> log_;  // effects [0, used_) of this run, then strings left to reuse

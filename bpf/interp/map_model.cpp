@@ -375,10 +375,6 @@ struct Digest {
     }
     void word(uint64_t v) { h = fold(h ^ v ^ kE, kPhi); }
     void bytes(const uint8_t* p, size_t n) {
-        for (; n >= 32; p += 32, n -= 32) {  // the loop below, unrolled once
-            h = fold(h ^ load_le(p, 8) ^ kE, load_le(p + 8, 8) ^ kPhi);
-            h = fold(h ^ load_le(p + 16, 8) ^ kE, load_le(p + 24, 8) ^ kPhi);
-        }
         for (; n >= 16; p += 16, n -= 16) h = fold(h ^ load_le(p, 8) ^ kE, load_le(p + 8, 8) ^ kPhi);
         if (n >= 8) {
             word(load_le(p, 8));
