@@ -2,11 +2,13 @@
 
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cassert>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -1363,8 +1365,11 @@ void Machine::loop() {
     const uint64_t budget = budget_;
     const DInsn* ip = code;  // the insn about to run (at pc ip - code)
     // Steps the budget still allows: taking one for an insn where none is left is the budget
-    // fault. Steps taken so far: budget - left (an insn counts from its dispatch on).
-    uint64_t left = budget - steps_;
+    // fault. Signed, so that taking a step is a decrement and a sign test; a budget beyond what
+    // any run could take (2^63 steps) is clamped. An insn counts from its dispatch on.
+    const uint64_t steps_before = steps_;
+    const int64_t allowed = static_cast<int64_t>(std::min<uint64_t>(budget - steps_before, INT64_MAX));
+    int64_t left = allowed;
 
     // One label per op, in the order of enum Op.
 #define PF_LABEL4(N) &&L_##N##64K, &&L_##N##64X, &&L_##N##32K, &&L_##N##32X,
@@ -1375,16 +1380,17 @@ void Machine::loop() {
     static_assert(sizeof kLabels / sizeof kLabels[0] == kOpCount);
 
 #define PF_PC static_cast<uint32_t>(ip - code)
+#define PF_STEPS() (steps_before + static_cast<uint64_t>(allowed - left))  // taken so far
 #define PF_FAULT(msg)                  \
     do {                               \
-        steps_ = budget - left;        \
+        steps_ = PF_STEPS();        \
         fault(PF_PC, (msg));           \
         return;                        \
     } while (0)
     // Runs the insn at ip.
 #define PF_DISPATCH()                                                                                    \
     do {                                                                                                 \
-        if (__builtin_sub_overflow(left, uint64_t{1}, &left)) [[unlikely]]                               \
+        if (--left < 0) [[unlikely]]                                                                     \
             goto out_of_steps;                                                                           \
         if constexpr (kTrace) ring_[ring_pos_++ % ring_.size()] = TraceStep{PF_PC, static_cast<uint8_t>(depth_), 0}; \
         if constexpr (kCost) charge(*ip, PF_PC);                                                         \
@@ -1668,12 +1674,12 @@ L_GOTOX: {
 L_TAIL_CALL: {
     // Internal tail call (r1 ctx, r2 prog array, r3 index): our prog arrays are empty, so
     // every tail call falls through; the attempt itself is the observable effect.
-    steps_ = budget - left;
+    steps_ = PF_STEPS();
     if (!tail_call_attempt(PF_PC, r[2], r[3])) return;
     PF_NEXT();
 }
 L_CALL_HELPER: {
-    steps_ = budget - left;
+    steps_ = PF_STEPS();
     if (!call_helper(PF_PC, static_cast<int32_t>(ip->imm))) return;
     if (jump_to_ != kNoPc) {
         const uint32_t t = jump_to_;
@@ -1686,17 +1692,17 @@ L_CALLX: {
     // bpf_conformance `callx`: helper id in a register (dst, else src, else imm names it).
     const DInsn& d = *ip;
     const uint8_t reg = d.dst ? d.dst : d.src ? d.src : static_cast<uint8_t>(d.imm & 0xf);
-    steps_ = budget - left;
+    steps_ = PF_STEPS();
     if (!call_helper(PF_PC, static_cast<int32_t>(r[reg]))) return;
     PF_NEXT();
 }
 L_CALL_KFUNC: {
-    steps_ = budget - left;
+    steps_ = PF_STEPS();
     if (!call_kfunc(PF_PC, static_cast<int32_t>(ip->imm))) return;
     PF_NEXT();
 }
 L_CALL_LOCAL: {
-    steps_ = budget - left;
+    steps_ = PF_STEPS();
     if (!push_frame(PF_PC, static_cast<uint32_t>(ip->off), false)) return;
     PF_JUMP(ip->off);
 }
@@ -1725,7 +1731,7 @@ L_LDIND: {
 }
 L_EXIT: {
     if (depth_ == 0) {
-        steps_ = budget - left;
+        steps_ = PF_STEPS();
         return;
     }
     Frame& f = frames_[depth_];
@@ -1749,7 +1755,7 @@ L_EXIT: {
 }
 L_LDIMM64_TAIL:
 L_INVALID: {
-    steps_ = budget - left;
+    steps_ = PF_STEPS();
     fault(PF_PC, ip->imm < invalid_.size() ? invalid_[ip->imm]
                  : PF_PC == code_size_   ? std::string("execution ran past the last insn")
                                          : std::string("invalid instruction"));
@@ -1763,6 +1769,7 @@ out_of_steps:
 #undef PF_JUMP
 #undef PF_FAULT
 #undef PF_PC
+#undef PF_STEPS
 }
 
 void Machine::run() {
