@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "bpf/interp/cost_model.hpp"
 #include "bpf/interp/effect_log.hpp"
@@ -73,10 +74,27 @@ struct DInsn {
     uint8_t dst;
     uint8_t src;
     uint8_t aux;   // LDX_PROBE/ATOMIC/LDABS/LDIND: size in bytes; LDX_PROBE: 1 = sign-extend (bit 7)
-    int32_t off;   // memory offset, or absolute jump target
-    uint64_t imm;  // pre-extended immediate / ld_imm64 value / atomic op
+    int32_t off;   // memory offset, or absolute jump target; LDIMM64: the value's upper half
+    int32_t imm;   // immediate (k64/k32 extend it), masked for shifts; LDIMM64: the value's lower half;
+                   // ATOMIC: op; INVALID: reason index in DecodedCode::invalid_
+    // 1 + the register a zext_dst mark of the program (InsnAux) zero-extends after this insn
+    // (insn_def_regno), 0 for none: what a run with ZextMarks::Apply does, found without a
+    // look at the program's side tables per insn.
+    uint8_t zext;
+    uint8_t unused[3];
     bool operator==(const DInsn&) const = default;
 };
+static_assert(sizeof(DInsn) == 16 && offsetof(DInsn, zext) == 12);
+
+// A K operand for a 64-bit operation (sign-extended) and for a 32-bit one.
+inline uint64_t k64(const DInsn& d) { return static_cast<uint64_t>(static_cast<int64_t>(d.imm)); }
+inline uint32_t k32(const DInsn& d) { return static_cast<uint32_t>(d.imm); }
+// The 64-bit value of an ld_imm64 (LDIMM64), and how decode stores it.
+inline uint64_t imm64(const DInsn& d) { return uint64_t{static_cast<uint32_t>(d.imm)} | (uint64_t{static_cast<uint32_t>(d.off)} << 32); }
+inline void set_imm64(DInsn& d, uint64_t v) {
+    d.imm = static_cast<int32_t>(static_cast<uint32_t>(v));
+    d.off = static_cast<int32_t>(static_cast<uint32_t>(v >> 32));
+}
 
 // No default member initializers: a Machine's frames stay unwritten until entered (Frame{} then
 // zeroes one), instead of all eight being zeroed for every run.
@@ -139,6 +157,9 @@ std::string hex(uint64_t v) {
 struct DecodedCode {
     DecodedCode(const Program& prog, bool movsx_as_mov) : prog_(prog), movsx_as_mov_(movsx_as_mov) { decode(); }
     void decode();
+    // Sets DInsn::zext from the program's marks, once (what runs with ZextMarks::Apply read; the
+    // others, sharing this code, never look).
+    void mark_zexts() const;
     [[gnu::noinline]] uint32_t decode_slow(uint32_t pc);
     DInsn decode_one(uint32_t pc, std::string& why);
     [[nodiscard]] static bool common_ldimm64(const Insn& i) {
@@ -159,21 +180,26 @@ struct DecodedCode {
     std::unique_ptr<DInsn[]> code_;
     size_t size_ = 0;
     std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
-    static constexpr uint64_t kNoSecondSlot = ~0ULL;
-    static constexpr uint64_t kNoReason = ~0ULL;  // DInsn::imm of an INVALID insn without one in invalid_
-    uint64_t second_slot_ = kNoSecondSlot;  // index in invalid_ of the second-slot reason, once added
+    static constexpr uint32_t kNoSecondSlot = ~0u;
+    static constexpr uint32_t kNoReason = ~0u;  // DInsn::imm of an INVALID insn without one in invalid_
+    uint32_t second_slot_ = kNoSecondSlot;  // index in invalid_ of the second-slot reason, once added
+    mutable std::once_flag zext_marked_;
 };
 
 // A program decoded for one arch's semantics (see Executable in interp.hpp).
 struct DecodedProgram {
     DecodedProgram(const Program& prog, const ArchProfile& arch, ZextMarks marks)
-        : prog_(prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {}
+        : prog_(prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {
+        if (marks == ZextMarks::Apply) code_->mark_zexts();
+    }
     DecodedProgram(const DecodedProgram& like, const ArchProfile& arch, ZextMarks marks)
         : prog_(like.prog_),
           arch_(arch),
           marks_(marks),
           code_(like.code_->decodes_for(arch.movsx_as_mov) ? like.code_
-                                                           : std::make_shared<const DecodedCode>(like.prog_, arch.movsx_as_mov)) {}
+                                                           : std::make_shared<const DecodedCode>(like.prog_, arch.movsx_as_mov)) {
+        if (marks == ZextMarks::Apply) code_->mark_zexts();
+    }
 
     const Program& prog_;
     const ArchProfile arch_;
@@ -365,7 +391,7 @@ static constexpr int cond_jump_base(uint8_t o) {
 DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
     const Insn& i = prog_.insns[pc];
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    DInsn d{INVALID, i.dst_reg, i.src_reg, 0, i.off, static_cast<uint64_t>(static_cast<int64_t>(i.imm))};
+    DInsn d{INVALID, i.dst_reg, i.src_reg, 0, i.off, i.imm};
     if (i.dst_reg > isa::kRegAx || i.src_reg > isa::kRegAx) {
         why = "invalid register";
         return d;
@@ -430,7 +456,6 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 return d;
             }
             d.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
-            if (!w64) d.imm = static_cast<uint32_t>(i.imm);
             if (o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH) d.imm &= w64 ? 63 : 31;  // ISA mask (also for K)
             return d;
         }
@@ -486,7 +511,6 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 return d;
             }
             d.op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
-            if (cls == BPF_JMP32) d.imm = static_cast<uint32_t>(i.imm);
             if (!jump_target(i.off)) d.op = INVALID;
             return d;
         }
@@ -524,7 +548,6 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
             if (cls == BPF_STX && (m == BPF_ATOMIC || m == isa::kModeProbeAtomic)) {
                 d.op = ATOMIC;
                 d.aux = static_cast<uint8_t>(1u << sz);
-                d.imm = static_cast<uint32_t>(i.imm);
                 return d;
             }
             why = "invalid store mode";
@@ -560,7 +583,7 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 case BPF_PSEUDO_MAP_IDX:
                 case BPF_PSEUDO_MAP_VALUE:
                 case BPF_PSEUDO_MAP_IDX_VALUE: decode_common_ldimm64(pc, d); break;
-                case BPF_PSEUDO_BTF_ID: d.imm = kKsymBase + (lo32 << 12); break;
+                case BPF_PSEUDO_BTF_ID: set_imm64(d, kKsymBase + (lo32 << 12)); break;
                 case BPF_PSEUDO_FUNC: {
                     int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
                     // t == n: the callback's code was removed as dead (the verifier never reached
@@ -571,7 +594,7 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                         d.op = INVALID;
                         return d;
                     }
-                    d.imm = kCodeBase + static_cast<uint64_t>(t) * 8;
+                    set_imm64(d, kCodeBase + static_cast<uint64_t>(t) * 8);
                     break;
                 }
                 default: why = "invalid ld_imm64 src " + std::to_string(i.src_reg); d.op = INVALID;
@@ -606,7 +629,7 @@ struct FastDecode {
     uint8_t reject = kAny;
     bool jump = false;
     uint32_t head = 0;  // op and aux where DInsn has them (head_byte); decode() adds dst and src
-    uint64_t imm_mask = ~0ULL;
+    uint32_t imm_mask = ~0u;
     static constexpr uint8_t kOff = 1, kImm = 2, kSrc = 4, kBadReg = 8, kAny = 16;
 };
 
@@ -636,13 +659,12 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
             const bool w64 = cls == BPF_ALU64;
             f.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
             const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
-            f.imm_mask = shift ? (w64 ? 63 : 31) : w64 ? ~0ULL : 0xffffffffULL;
+            f.imm_mask = shift ? (w64 ? 63 : 31) : ~0u;
         } else if (cls == BPF_JMP || cls == BPF_JMP32) {
             const int base = cond_jump_base(o);
             f.jump = true;
             if (base >= 0) {
                 f.op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
-                if (cls == BPF_JMP32) f.imm_mask = 0xffffffffULL;
             } else if (c == (BPF_JMP | BPF_JA | BPF_K)) {
                 f.op = JA;  // not gotol (JMP32: imm) nor gotox (X)
             } else {
@@ -660,7 +682,6 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
         } else if (cls == BPF_STX && mode == BPF_ATOMIC) {
             f.op = ATOMIC;
             f.aux = static_cast<uint8_t>(1u << sz);
-            f.imm_mask = 0xffffffffULL;
         }
         f.reject = f.op == INVALID ? FastDecode::kAny : static_cast<uint8_t>(needs_zero | FastDecode::kBadReg);
         f.head = head_byte(0, f.op) | head_byte(3, f.aux);
@@ -701,7 +722,9 @@ const RegDecode* reg_decode_table() {
 // What decode() checks its table against in builds with assertions.
 bool DecodedCode::decodes_alike(uint32_t pc, const DInsn& d) {
     std::string why;
-    return decode_one(pc, why) == d && why.empty();
+    DInsn unmarked = d;  // marks are added after
+    unmarked.zext = 0;
+    return decode_one(pc, why) == unmarked && why.empty();
 }
 
 void DecodedCode::decode() {
@@ -710,7 +733,7 @@ void DecodedCode::decode() {
     // reaches, an invalid insn with no reason of its own (Machine::loop names it).
     code_.reset(new DInsn[n + 1]);
     size_ = n;
-    code_[n] = DInsn{INVALID, 0, 0, 0, 0, kNoReason};
+    code_[n] = DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(kNoReason)};
     const RegDecode* const regs = reg_decode_table();
     // The insns are read through a local pointer, and the result written through another: DInsn's
     // byte fields may alias anything, so stores through code_ would otherwise make every load of
@@ -732,12 +755,29 @@ void DecodedCode::decode() {
             const uint32_t head = f.head | r.head;
             std::memcpy(&d, &head, sizeof head);  // op, dst, src, aux
             d.off = f.jump ? static_cast<int32_t>(target) : off;
-            d.imm = static_cast<uint64_t>(static_cast<int64_t>(imm)) & f.imm_mask;
+            d.imm = static_cast<int32_t>(static_cast<uint32_t>(imm) & f.imm_mask);
+            constexpr uint32_t kNoMark = 0;  // zext and the unused bytes after it
+            std::memcpy(&d.zext, &kNoMark, sizeof kNoMark);
             assert(decodes_alike(pc, d));
             continue;
         }
         pc = decode_slow(pc);
     }
+}
+
+void DecodedCode::mark_zexts() const {
+    std::call_once(zext_marked_, [this] {
+        const InsnAux* const aux = prog_.aux.data();
+        const Insn* const insns = prog_.insns.data();
+        DInsn* const out = code_.get();
+        const size_t n = std::min(prog_.aux.size(), size_);
+        for (size_t pc = 0; pc < n; ++pc) {
+            if (aux[pc].zext_dst) [[unlikely]] {
+                const int reg = isa::insn_def_regno(insns[pc]);
+                out[pc].zext = static_cast<uint8_t>(reg >= 0 ? reg + 1 : 0);
+            }
+        }
+    });
 }
 
 // An ld_imm64 pair at pc (pc + 1 < n) with a plain value or a map (common_ldimm64), into `d`,
@@ -746,10 +786,10 @@ void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     const Insn& i = prog_.insns[pc];
     const Insn& hi = prog_.insns[pc + 1];
-    const uint64_t lo32 = static_cast<uint32_t>(i.imm), hi32 = static_cast<uint32_t>(hi.imm);
     if (i.src_reg == 0) {
         d.op = LDIMM64;
-        d.imm = lo32 | (hi32 << 32);
+        d.imm = i.imm;  // set_imm64 of the pair's value
+        d.off = hi.imm;
         return;
     }
     // Resolved when executed (Machine::map_ldimm64): map addresses belong to one execution's
@@ -757,7 +797,7 @@ void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
     d.op = LDIMM64_MAP;
     d.src = i.src_reg;
     d.off = hi.imm;  // value offset (the *_VALUE forms)
-    d.imm = lo32;    // map index
+    d.imm = i.imm;   // map index (Machine::map_ldimm64 reads it unsigned)
     // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i) is recognised
     // by the BPF_MOV64_PERCPU_REG right after the pair.
     d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) && prog_.insns[pc + 2].off == passes::kAddrPercpuOff &&
@@ -771,7 +811,7 @@ bool DecodedCode::decode_shortcut(uint32_t pc, DInsn& d) const {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     const Insn& i = prog_.insns[pc];
     if (i.dst_reg > isa::kRegAx || i.src_reg > isa::kRegAx) return false;
-    d = DInsn{INVALID, i.dst_reg, i.src_reg, 0, i.off, static_cast<uint64_t>(static_cast<int64_t>(i.imm))};
+    d = DInsn{INVALID, i.dst_reg, i.src_reg, 0, i.off, i.imm};
     if (isa::is_ldimm64(i)) {
         if (pc + 1 >= n) return false;
         if (common_ldimm64(i)) {
@@ -780,13 +820,13 @@ bool DecodedCode::decode_shortcut(uint32_t pc, DInsn& d) const {
         }
         if (i.src_reg == BPF_PSEUDO_BTF_ID) {
             d.op = LDIMM64;
-            d.imm = kKsymBase + (uint64_t{static_cast<uint32_t>(i.imm)} << 12);
+            set_imm64(d, kKsymBase + (uint64_t{static_cast<uint32_t>(i.imm)} << 12));
             return true;
         }
         const int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
         if (i.src_reg == BPF_PSEUDO_FUNC && t >= 0 && t <= static_cast<int64_t>(n)) {
             d.op = LDIMM64;
-            d.imm = kCodeBase + static_cast<uint64_t>(t) * 8;
+            set_imm64(d, kCodeBase + static_cast<uint64_t>(t) * 8);
             return true;
         }
         return false;
@@ -818,7 +858,7 @@ uint32_t DecodedCode::decode_slow(uint32_t pc) {
         d = decode_one(pc, why);
         if (d.op == INVALID) {
             if (why.empty()) why = "invalid instruction";
-            d.imm = invalid_.size();
+            d.imm = static_cast<int32_t>(invalid_.size());
             invalid_.push_back(std::move(why));
         }
     }
@@ -827,10 +867,10 @@ uint32_t DecodedCode::decode_slow(uint32_t pc) {
         ++pc;
         // Every second slot of an ld_imm64 shares one reason (a program has many ld_imm64).
         if (second_slot_ == kNoSecondSlot) {
-            second_slot_ = invalid_.size();
+            second_slot_ = static_cast<uint32_t>(invalid_.size());
             invalid_.push_back("execution reached the second slot of ld_imm64");
         }
-        code_[pc] = DInsn{INVALID, 0, 0, 0, 0, second_slot_};
+        code_[pc] = DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(second_slot_)};
     }
     return pc;
 }
@@ -985,7 +1025,7 @@ bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
 // The value of a map ld_imm64 (BPF_PSEUDO_MAP_FD/IDX: the map; *_VALUE: an address in its value)
 // in this execution's memory; false with the reason when the program names no such map or value.
 bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
-    const uint64_t index = d.imm;
+    const uint64_t index = static_cast<uint32_t>(d.imm);
     if (index >= maps_.size()) {
         why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
         return false;
@@ -1361,7 +1401,6 @@ void Machine::loop() {
     uint64_t* const r = r_;
     const DInsn* const code = code_;
     const uint64_t keep = hi_keep_;
-    [[maybe_unused]] const InsnAux* const aux = prog_.aux.data();
     const uint64_t budget = budget_;
     const DInsn* ip = code;  // the insn about to run (at pc ip - code)
     // Steps the budget still allows: taking one for an insn where none is left is the budget
@@ -1404,10 +1443,7 @@ void Machine::loop() {
             /* ZextMarks::Apply. Jumps, calls and exit that jump get no mark; ld_imm64 */  \
             /* defines a 64-bit register, where a mark is meaningless (the zext pass */    \
             /* refuses or splits such an insn). */                                         \
-            if (aux[PF_PC].zext_dst) {                                                     \
-                const int reg = isa::insn_def_regno(prog_.insns[PF_PC]);                   \
-                if (reg >= 0) r[reg] = static_cast<uint32_t>(r[reg]);                      \
-            }                                                                              \
+            if (ip->zext) r[ip->zext - 1] = static_cast<uint32_t>(r[ip->zext - 1]);        \
         }                                                                                  \
         if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst]; \
         ++ip;                                                                              \
@@ -1425,7 +1461,7 @@ void Machine::loop() {
 #define PF_ALU64(N, EXPR)                                   \
     L_##N##64K: {                                           \
         const DInsn& d = *ip;                               \
-        const uint64_t a = r[d.dst], b = d.imm;             \
+        const uint64_t a = r[d.dst], b = k64(d);            \
         r[d.dst] = (EXPR);                                  \
         PF_NEXT();                                          \
     }                                                       \
@@ -1438,7 +1474,7 @@ void Machine::loop() {
 #define PF_ALU32(N, EXPR)                                                                         \
     L_##N##32K: {                                                                                 \
         const DInsn& d = *ip;                                                                     \
-        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm);     \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = k32(d);                           \
         r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                               \
         PF_NEXT();                                                                                \
     }                                                                                             \
@@ -1506,7 +1542,7 @@ void Machine::loop() {
 #define PF_JMP(N, C64, C32)                                                                                  \
     L_##N##64K: {                                                                                            \
         const DInsn& d = *ip;                                                                                \
-        const uint64_t a = r[d.dst], b = d.imm;                                                              \
+        const uint64_t a = r[d.dst], b = k64(d);                                                             \
         if (C64) PF_JUMP(d.off);                                                                             \
         PF_NEXT();                                                                                           \
     }                                                                                                        \
@@ -1518,7 +1554,7 @@ void Machine::loop() {
     }                                                                                                        \
     L_##N##32K: {                                                                                            \
         const DInsn& d = *ip;                                                                                \
-        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm);                \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = k32(d);                                      \
         if (C32) PF_JUMP(d.off);                                                                             \
         PF_NEXT();                                                                                           \
     }                                                                                                        \
@@ -1588,10 +1624,10 @@ L_LDX_PROBE: {
         store_le(p, SZ, VAL);                                                                     \
         PF_NEXT();                                                                                \
     }
-    PF_ST(STB, 1, d.imm)
-    PF_ST(STH, 2, d.imm)
-    PF_ST(STW, 4, d.imm)
-    PF_ST(STDW, 8, d.imm)
+    PF_ST(STB, 1, k64(d))
+    PF_ST(STH, 2, k64(d))
+    PF_ST(STW, 4, k64(d))
+    PF_ST(STDW, 8, k64(d))
     PF_ST(STXB, 1, r[d.src])
     PF_ST(STXH, 2, r[d.src])
     PF_ST(STXW, 4, r[d.src])
@@ -1601,7 +1637,7 @@ L_ATOMIC: {
     const DInsn& d = *ip;
     const uint32_t sz = d.aux;
     const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-    const uint32_t aop = static_cast<uint32_t>(d.imm);
+    const uint32_t aop = k32(d);
     const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
     if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
     if (is_load) {
@@ -1643,7 +1679,7 @@ L_ATOMIC: {
     PF_NEXT();
 }
 L_LDIMM64: {
-    r[ip->dst] = ip->imm;
+    r[ip->dst] = imm64(*ip);
     if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
     ip += 2;
     PF_DISPATCH();
@@ -1680,7 +1716,7 @@ L_TAIL_CALL: {
 }
 L_CALL_HELPER: {
     steps_ = PF_STEPS();
-    if (!call_helper(PF_PC, static_cast<int32_t>(ip->imm))) return;
+    if (!call_helper(PF_PC, ip->imm)) return;
     if (jump_to_ != kNoPc) {
         const uint32_t t = jump_to_;
         jump_to_ = kNoPc;
@@ -1698,7 +1734,7 @@ L_CALLX: {
 }
 L_CALL_KFUNC: {
     steps_ = PF_STEPS();
-    if (!call_kfunc(PF_PC, static_cast<int32_t>(ip->imm))) return;
+    if (!call_kfunc(PF_PC, ip->imm)) return;
     PF_NEXT();
 }
 L_CALL_LOCAL: {
@@ -1713,7 +1749,7 @@ L_LDIND: {
     // at once, from this frame, as the exit of bpf_gen_ld_abs's sequence does. The
     // kernel treats the insn as a call: R1-R5 are poisoned like after a helper.
     const DInsn& d = *ip;
-    const uint32_t off = static_cast<uint32_t>(d.imm) + (d.op == LDIND ? static_cast<uint32_t>(r[d.src]) : 0u);
+    const uint32_t off = k32(d) + (d.op == LDIND ? static_cast<uint32_t>(r[d.src]) : 0u);
     uint64_t v = 0;
     const SkbLoad st = skb_load(r[6], static_cast<int32_t>(off), d.aux, v);
     if (st == SkbLoad::NotSkb) PF_FAULT("LD_ABS/LD_IND: r6 " + hex(r[6]) + " is not the skb (ctx)");
@@ -1756,7 +1792,7 @@ L_EXIT: {
 L_LDIMM64_TAIL:
 L_INVALID: {
     steps_ = PF_STEPS();
-    fault(PF_PC, ip->imm < invalid_.size() ? invalid_[ip->imm]
+    fault(PF_PC, k32(*ip) < invalid_.size() ? invalid_[k32(*ip)]
                  : PF_PC == code_size_   ? std::string("execution ran past the last insn")
                                          : std::string("invalid instruction"));
     return;
