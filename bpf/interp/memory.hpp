@@ -123,11 +123,12 @@ private:
     };
     // What an execution's memory is made in, kept per thread from one execution to the next:
     // chunks [0, current] are this execution's. Regions are zeroed when they are cut (one
-    // memset of what is used at the end would be a single call, but big enough for glibc to
-    // switch to `rep stosb`, which costs more for the few KiB a run uses).
+    // memset of all a run used, at its end, measured as more instructions: a few KiB are enough
+    // for glibc's `rep stosb`).
     struct Workspace {
         std::vector<Chunk> chunks;  // never empty
         size_t current = 0;
+        bool grew = false;  // a chunk was added during this execution
         std::vector<Region> regions;
         bool busy = false;
         bool own = false;  // made for one execution because the thread's was busy: deleted after it
@@ -146,10 +147,13 @@ private:
         }
         static void give_back(Workspace* w) {
             w->current = 0;
-            // Chunks beyond the standard size served one execution's big regions: not kept.
-            std::erase_if(w->chunks, [](const Chunk& c) { return c.size != kChunkSize; });
-            if (w->chunks.empty()) w->chunks.push_back(Chunk{std::unique_ptr<uint8_t[]>(new uint8_t[kChunkSize]), kChunkSize});
-            if (w->chunks.size() > kMaxChunksKept) w->chunks.resize(kMaxChunksKept);
+            if (w->grew) {
+                // Chunks beyond the standard size served one execution's big regions: not kept.
+                std::erase_if(w->chunks, [](const Chunk& c) { return c.size != kChunkSize; });
+                if (w->chunks.empty()) w->chunks.push_back(Chunk{std::unique_ptr<uint8_t[]>(new uint8_t[kChunkSize]), kChunkSize});
+                if (w->chunks.size() > kMaxChunksKept) w->chunks.resize(kMaxChunksKept);
+                w->grew = false;
+            }
             w->busy = false;
             if (w->own) delete w;
         }
@@ -182,6 +186,7 @@ private:
             const size_t size = std::max(kChunkSize, need);
             w.chunks.insert(w.chunks.begin() + static_cast<std::ptrdiff_t>(w.current),
                             Chunk{std::unique_ptr<uint8_t[]>(new uint8_t[size]), size});
+            w.grew = true;
         }
         chunk_next_ = w.chunks[w.current].data.get();
         chunk_left_ = w.chunks[w.current].size;
