@@ -7,6 +7,7 @@
 // rather than concatenating temporaries, and passes the strings it did not need to a per-thread
 // spare list that the next run that needs more takes from.
 #include <charconv>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,14 +42,22 @@ public:
         s.clear();
         (put(s, parts), ...);
     }
-    // Records an effect whose whole text is ready (copied into reused storage).
-    void add_text(const std::string& text) { next() = text; }
+    // Records an effect whose whole text is ready (copied into reused storage). A string that
+    // already has the text's length is overwritten in place: the common case, as the runs of a
+    // program on several inputs into one result mostly make the same kinds of effects.
+    void add_text(std::string_view text) {
+        std::string& s = next();
+        if (s.size() == text.size()) std::memcpy(s.data(), text.data(), text.size());
+        else s.assign(text.data(), text.size());
+    }
 
 private:
     // The string of the next effect, with stale text.
     std::string& next() {
         if (used_ < log_.size()) return log_[used_++];
         ++used_;
+        // A fresh result's first effect: room for a run's usual few at once, not one by one.
+        if (log_.capacity() == 0) log_.reserve(kFirstRoom);
         std::vector<std::string>& spare = spare_strings();
         if (spare.empty()) return log_.emplace_back();
         std::string& s = log_.emplace_back(std::move(spare.back()));
@@ -73,6 +82,7 @@ private:
         return spare;
     }
     static constexpr size_t kMaxSpare = 256;
+    static constexpr size_t kFirstRoom = 16;
 
     std::vector<std::string>& out_;
     std::vector<std::string> log_;  // effects [0, used_) of this run, then strings left to reuse

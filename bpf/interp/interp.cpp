@@ -2,14 +2,17 @@
 
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cassert>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "bpf/interp/cost_model.hpp"
 #include "bpf/interp/effect_log.hpp"
@@ -42,6 +45,16 @@ using isa::Insn;
 // jump targets pre-resolved into absolute insn indices in `off`.
 #define PF_ALU_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(SDIV) X(MOD) X(SMOD) X(OR) X(AND) X(XOR) X(LSH) X(RSH) X(ARSH) X(MOV)
 #define PF_JMP_OPS(X) X(JEQ) X(JNE) X(JGT) X(JGE) X(JLT) X(JLE) X(JSGT) X(JSGE) X(JSLT) X(JSLE) X(JSET)
+// The other ops, each one handler. LE*/BSWAP*: ALU|END TO_LE, ALU|END TO_BE and ALU64 END; LDABS,
+// LDIND: classic packet loads (aux: size in bytes).
+#define PF_OTHER_OPS(X)                                                                                              \
+    X(MOVPERCPU) X(MOVSX8_64) X(MOVSX16_64) X(MOVSX32_64) X(MOVSX8_32) X(MOVSX16_32) X(NEG64) X(NEG32) X(ZEXT)       \
+    X(LE16) X(LE32) X(LE64) X(BSWAP16) X(BSWAP32) X(BSWAP64)                                                         \
+    X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDSXB) X(LDSXH) X(LDSXW) X(LDX_PROBE)                                         \
+    X(STB) X(STH) X(STW) X(STDW) X(STXB) X(STXH) X(STXW) X(STXDW) X(ATOMIC)                                          \
+    X(LDABS) X(LDIND)                                                                                                \
+    X(LDIMM64) X(LDIMM64_MAP) X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALL_KFUNC) X(CALLX) X(EXIT) X(MAY_GOTO) X(GOTOX) \
+    X(TAIL_CALL) X(NOP) X(LDIMM64_TAIL) X(INVALID)
 
 enum Op : uint8_t {
 #define PF_ENUM_ALU(N) N##64K, N##64X, N##32K, N##32X,
@@ -50,12 +63,10 @@ enum Op : uint8_t {
 #define PF_ENUM_JMP(N) N##64K, N##64X, N##32K, N##32X,
     PF_JMP_OPS(PF_ENUM_JMP)
 #undef PF_ENUM_JMP
-    MOVPERCPU, MOVSX8_64, MOVSX16_64, MOVSX32_64, MOVSX8_32, MOVSX16_32, NEG64, NEG32, ZEXT,
-    LE16, LE32, LE64, BSWAP16, BSWAP32, BSWAP64,  // ALU|END TO_LE, ALU|END TO_BE and ALU64 END
-    LDXB, LDXH, LDXW, LDXDW, LDSXB, LDSXH, LDSXW, LDX_PROBE,
-    STB, STH, STW, STDW, STXB, STXH, STXW, STXDW, ATOMIC,
-    LDABS, LDIND,  // classic packet loads; aux: size in bytes
-    LDIMM64, LDIMM64_MAP, JA, CALL_HELPER, CALL_LOCAL, CALL_KFUNC, CALLX, EXIT, MAY_GOTO, GOTOX, TAIL_CALL, NOP, LDIMM64_TAIL, INVALID,
+#define PF_ENUM_OTHER(N) N,
+    PF_OTHER_OPS(PF_ENUM_OTHER)
+#undef PF_ENUM_OTHER
+    kOpCount
 };
 
 struct DInsn {
@@ -63,19 +74,38 @@ struct DInsn {
     uint8_t dst;
     uint8_t src;
     uint8_t aux;   // LDX_PROBE/ATOMIC/LDABS/LDIND: size in bytes; LDX_PROBE: 1 = sign-extend (bit 7)
-    int32_t off;   // memory offset, or absolute jump target
-    uint64_t imm;  // pre-extended immediate / ld_imm64 value / atomic op
+    int32_t off;   // memory offset, or absolute jump target; LDIMM64: the value's upper half
+    int32_t imm;   // immediate (k64/k32 extend it), masked for shifts; LDIMM64: the value's lower half;
+                   // ATOMIC: op; INVALID: reason index in DecodedCode::invalid_
+    // 1 + the register a zext_dst mark of the program (InsnAux) zero-extends after this insn
+    // (insn_def_regno), 0 for none: what a run with ZextMarks::Apply does, found without a
+    // look at the program's side tables per insn.
+    uint8_t zext;
+    uint8_t unused[3];
     bool operator==(const DInsn&) const = default;
 };
+static_assert(sizeof(DInsn) == 16 && offsetof(DInsn, zext) == 12);
 
+// A K operand for a 64-bit operation (sign-extended) and for a 32-bit one.
+inline uint64_t k64(const DInsn& d) { return static_cast<uint64_t>(static_cast<int64_t>(d.imm)); }
+inline uint32_t k32(const DInsn& d) { return static_cast<uint32_t>(d.imm); }
+// The 64-bit value of an ld_imm64 (LDIMM64), and how decode stores it.
+inline uint64_t imm64(const DInsn& d) { return uint64_t{static_cast<uint32_t>(d.imm)} | (uint64_t{static_cast<uint32_t>(d.off)} << 32); }
+inline void set_imm64(DInsn& d, uint64_t v) {
+    d.imm = static_cast<int32_t>(static_cast<uint32_t>(v));
+    d.off = static_cast<int32_t>(static_cast<uint32_t>(v >> 32));
+}
+
+// No default member initializers: a Machine's frames stay unwritten until entered (Frame{} then
+// zeroes one), instead of all eight being zeroed for every run.
 struct Frame {
-    uint32_t ret_pc = 0;
-    uint64_t saved[5] = {};  // caller's r6-r9, r10
-    uint32_t may_goto = 0;
-    bool loop_cb = false;    // frame of a bpf_loop callback
-    uint32_t loop_i = 0, loop_n = 0;
-    uint32_t cb_pc = 0;
-    uint64_t loop_ctx = 0;
+    uint32_t ret_pc;
+    uint64_t saved[5];  // caller's r6-r9, r10
+    uint32_t may_goto;
+    bool loop_cb;       // frame of a bpf_loop callback
+    uint32_t loop_i, loop_n;
+    uint32_t cb_pc;
+    uint64_t loop_ctx;
 };
 
 constexpr uint64_t kHi = 0xffffffff00000000ULL;
@@ -127,8 +157,18 @@ std::string hex(uint64_t v) {
 struct DecodedCode {
     DecodedCode(const Program& prog, bool movsx_as_mov) : prog_(prog), movsx_as_mov_(movsx_as_mov) { decode(); }
     void decode();
+    // Sets DInsn::zext from the program's marks, once (what runs with ZextMarks::Apply read; the
+    // others, sharing this code, never look).
+    void mark_zexts() const;
     [[gnu::noinline]] uint32_t decode_slow(uint32_t pc);
     DInsn decode_one(uint32_t pc, std::string& why);
+    [[nodiscard]] static bool common_ldimm64(const Insn& i) {
+        return isa::is_ldimm64(i) && i.dst_reg <= isa::kRegAx &&
+               (i.src_reg == 0 || i.src_reg == BPF_PSEUDO_MAP_FD || i.src_reg == BPF_PSEUDO_MAP_IDX ||
+                i.src_reg == BPF_PSEUDO_MAP_VALUE || i.src_reg == BPF_PSEUDO_MAP_IDX_VALUE);
+    }
+    void decode_common_ldimm64(uint32_t pc, DInsn& d) const;
+    bool decode_shortcut(uint32_t pc, DInsn& d) const;
     [[maybe_unused]] bool decodes_alike(uint32_t pc, const DInsn& d);  // for assert()
     // Whether this decode is also the one for a profile with movsx_as_mov == `movsx_as_mov`.
     [[nodiscard]] bool decodes_for(bool movsx_as_mov) const { return !has_movsx_ || movsx_as_mov == movsx_as_mov_; }
@@ -140,20 +180,26 @@ struct DecodedCode {
     std::unique_ptr<DInsn[]> code_;
     size_t size_ = 0;
     std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
-    static constexpr uint64_t kNoSecondSlot = ~0ULL;
-    uint64_t second_slot_ = kNoSecondSlot;  // index in invalid_ of the second-slot reason, once added
+    static constexpr uint32_t kNoSecondSlot = ~0u;
+    static constexpr uint32_t kNoReason = ~0u;  // DInsn::imm of an INVALID insn without one in invalid_
+    uint32_t second_slot_ = kNoSecondSlot;  // index in invalid_ of the second-slot reason, once added
+    mutable std::once_flag zext_marked_;
 };
 
 // A program decoded for one arch's semantics (see Executable in interp.hpp).
 struct DecodedProgram {
     DecodedProgram(const Program& prog, const ArchProfile& arch, ZextMarks marks)
-        : prog_(prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {}
+        : prog_(prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {
+        if (marks == ZextMarks::Apply) code_->mark_zexts();
+    }
     DecodedProgram(const DecodedProgram& like, const ArchProfile& arch, ZextMarks marks)
         : prog_(like.prog_),
           arch_(arch),
           marks_(marks),
           code_(like.code_->decodes_for(arch.movsx_as_mov) ? like.code_
-                                                           : std::make_shared<const DecodedCode>(like.prog_, arch.movsx_as_mov)) {}
+                                                           : std::make_shared<const DecodedCode>(like.prog_, arch.movsx_as_mov)) {
+        if (marks == ZextMarks::Apply) code_->mark_zexts();
+    }
 
     const Program& prog_;
     const ArchProfile arch_;
@@ -189,6 +235,7 @@ private:
     bool setup();
     template <bool kCost, bool kTrace, bool kZextMarks>
     void loop();
+    void charge(const DInsn& d, uint32_t pc);
 
     // faults
     void fault(uint32_t pc, std::string reason, ExecResult::Status st = ExecResult::Status::Fault) {
@@ -248,25 +295,24 @@ bool Machine::setup() {
     // Frame f's stack is region f. Only the main frame's is used by every run; a callee's is
     // zeroed when it is entered (push_frame), so it gets storage only then (or on a stray access
     // before, through a pointer made by arithmetic, which reads zeros as from a fresh stack).
-    mem_.add(kStackSize, RegionKind::Stack);
+    // The main frame's stack starts with the input's bytes from its bottom up, zeros above.
+    mem_.add_copy(kStackSize, 0, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()), RegionKind::Stack);
     for (uint32_t f = 1; f < kMaxFrames; ++f) mem_.add_lazy(kStackSize, RegionKind::Stack);
     // A tracing program's ctx is the trampoline's argument array, with two words below it that
     // the inlined get_func_* helpers read (arch_prepare_bpf_trampoline): ctx[-8] the number of
     // arguments, ctx[-16] the traced function's address.
     ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
-    uint32_t ctx = mem_.add(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), RegionKind::Ctx);
-    if (!in_.ctx.empty()) std::memcpy(mem_.region(ctx).data + ctx_base_, in_.ctx.data(), in_.ctx.size());
+    uint32_t ctx = mem_.add_copy(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), ctx_base_, in_.ctx.data(), in_.ctx.size(),
+                                 RegionKind::Ctx);
     if (ctx_base_) {
         store_le(mem_.region(ctx).data, 8, kTracedFuncIp);
         store_le(mem_.region(ctx).data + 8, 8, tracing_nr_args(prog_));
     }
-    uint32_t pkt = mem_.add(static_cast<uint32_t>(in_.packet.size()), RegionKind::Packet);
-    if (!in_.packet.empty()) std::memcpy(mem_.region(pkt).data, in_.packet.data(), in_.packet.size());
+    mem_.add_copy(static_cast<uint32_t>(in_.packet.size()), 0, in_.packet.data(), in_.packet.size(), RegionKind::Packet);
     // pcpu_hot: current_task at +0, cpu_number at +12 (offsets of internal_calls.hpp).
     uint32_t pcpu = mem_.add(16, RegionKind::Ctx, false);
     store_le(mem_.region(pcpu).data, 8, kKsymBase + 0x100000);
     store_le(mem_.region(pcpu).data + (passes::kPcpuCpuNumber - passes::kPcpuCurrentTask), 4, in_.cpu);
-    if (!in_.stack.empty()) std::memcpy(mem_.region(0).data, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()));
     maps_.reserve(prog_.maps.size());
     for (size_t i = 0; i < prog_.maps.size(); ++i) {
         MapModel& m = maps_.emplace_back(prog_.maps[i], mem_);
@@ -276,16 +322,11 @@ bool Machine::setup() {
                   ExecResult::Status::Unsupported);
             return false;
         }
-        if (i < in_.maps.size()) {
-            // A wrong-sized entry ends the run before it starts (no result but the fault), so all
-            // are checked before any is applied.
-            for (const MapEntry& e : in_.maps[i]) {
-                if (e.key.size() != m.def().key_size || e.value.size() < m.def().value_size) {
-                    fault(0, "input for map " + std::to_string(i) + " has an entry of the wrong size", ExecResult::Status::Unsupported);
-                    return false;
-                }
-            }
-            m.user_fill(in_.maps[i]);
+        // A wrong-sized entry ends the run before it starts (no result but the fault), so the
+        // entries applied before it are never seen.
+        if (i < in_.maps.size() && !m.user_fill(in_.maps[i])) {
+            fault(0, "input for map " + std::to_string(i) + " has an entry of the wrong size", ExecResult::Status::Unsupported);
+            return false;
         }
     }
     // Instruction arrays: each entry's value is the code address of its (xlated) insn, what
@@ -350,7 +391,7 @@ static constexpr int cond_jump_base(uint8_t o) {
 DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
     const Insn& i = prog_.insns[pc];
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    DInsn d{INVALID, i.dst_reg, i.src_reg, 0, i.off, static_cast<uint64_t>(static_cast<int64_t>(i.imm))};
+    DInsn d{INVALID, i.dst_reg, i.src_reg, 0, i.off, i.imm};
     if (i.dst_reg > isa::kRegAx || i.src_reg > isa::kRegAx) {
         why = "invalid register";
         return d;
@@ -415,7 +456,6 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 return d;
             }
             d.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
-            if (!w64) d.imm = static_cast<uint32_t>(i.imm);
             if (o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH) d.imm &= w64 ? 63 : 31;  // ISA mask (also for K)
             return d;
         }
@@ -471,7 +511,6 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 return d;
             }
             d.op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
-            if (cls == BPF_JMP32) d.imm = static_cast<uint32_t>(i.imm);
             if (!jump_target(i.off)) d.op = INVALID;
             return d;
         }
@@ -509,7 +548,6 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
             if (cls == BPF_STX && (m == BPF_ATOMIC || m == isa::kModeProbeAtomic)) {
                 d.op = ATOMIC;
                 d.aux = static_cast<uint8_t>(1u << sz);
-                d.imm = static_cast<uint32_t>(i.imm);
                 return d;
             }
             why = "invalid store mode";
@@ -537,29 +575,15 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 why = "ld_imm64 truncated";
                 return d;
             }
-            const Insn& hi = prog_.insns[pc + 1];
-            uint64_t lo32 = static_cast<uint32_t>(i.imm), hi32 = static_cast<uint32_t>(hi.imm);
+            const uint64_t lo32 = static_cast<uint32_t>(i.imm);
             d.op = LDIMM64;
             switch (i.src_reg) {
-                case 0: d.imm = lo32 | (hi32 << 32); break;
+                case 0:
                 case BPF_PSEUDO_MAP_FD:
                 case BPF_PSEUDO_MAP_IDX:
                 case BPF_PSEUDO_MAP_VALUE:
-                case BPF_PSEUDO_MAP_IDX_VALUE: {
-                    // Resolved when executed (Machine::map_ldimm64): map addresses belong to
-                    // one execution's memory, and the per-CPU copy to its input's CPU.
-                    d.op = LDIMM64_MAP;
-                    d.src = i.src_reg;
-                    d.off = hi.imm;  // value offset (the *_VALUE forms)
-                    d.imm = lo32;    // map index
-                    // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i)
-                    // is recognised by the BPF_MOV64_PERCPU_REG right after the pair.
-                    d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
-                            prog_.insns[pc + 2].off == passes::kAddrPercpuOff && prog_.insns[pc + 2].dst_reg == i.dst_reg &&
-                            prog_.insns[pc + 2].src_reg == i.dst_reg;
-                    break;
-                }
-                case BPF_PSEUDO_BTF_ID: d.imm = kKsymBase + (lo32 << 12); break;
+                case BPF_PSEUDO_MAP_IDX_VALUE: decode_common_ldimm64(pc, d); break;
+                case BPF_PSEUDO_BTF_ID: set_imm64(d, kKsymBase + (lo32 << 12)); break;
                 case BPF_PSEUDO_FUNC: {
                     int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
                     // t == n: the callback's code was removed as dead (the verifier never reached
@@ -570,7 +594,7 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                         d.op = INVALID;
                         return d;
                     }
-                    d.imm = kCodeBase + static_cast<uint64_t>(t) * 8;
+                    set_imm64(d, kCodeBase + static_cast<uint64_t>(t) * 8);
                     break;
                 }
                 default: why = "invalid ld_imm64 src " + std::to_string(i.src_reg); d.op = INVALID;
@@ -605,7 +629,7 @@ struct FastDecode {
     uint8_t reject = kAny;
     bool jump = false;
     uint32_t head = 0;  // op and aux where DInsn has them (head_byte); decode() adds dst and src
-    uint64_t imm_mask = ~0ULL;
+    uint32_t imm_mask = ~0u;
     static constexpr uint8_t kOff = 1, kImm = 2, kSrc = 4, kBadReg = 8, kAny = 16;
 };
 
@@ -635,13 +659,12 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
             const bool w64 = cls == BPF_ALU64;
             f.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
             const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
-            f.imm_mask = shift ? (w64 ? 63 : 31) : w64 ? ~0ULL : 0xffffffffULL;
+            f.imm_mask = shift ? (w64 ? 63 : 31) : ~0u;
         } else if (cls == BPF_JMP || cls == BPF_JMP32) {
             const int base = cond_jump_base(o);
             f.jump = true;
             if (base >= 0) {
                 f.op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
-                if (cls == BPF_JMP32) f.imm_mask = 0xffffffffULL;
             } else if (c == (BPF_JMP | BPF_JA | BPF_K)) {
                 f.op = JA;  // not gotol (JMP32: imm) nor gotox (X)
             } else {
@@ -659,7 +682,6 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
         } else if (cls == BPF_STX && mode == BPF_ATOMIC) {
             f.op = ATOMIC;
             f.aux = static_cast<uint8_t>(1u << sz);
-            f.imm_mask = 0xffffffffULL;
         }
         f.reject = f.op == INVALID ? FastDecode::kAny : static_cast<uint8_t>(needs_zero | FastDecode::kBadReg);
         f.head = head_byte(0, f.op) | head_byte(3, f.aux);
@@ -700,13 +722,18 @@ const RegDecode* reg_decode_table() {
 // What decode() checks its table against in builds with assertions.
 bool DecodedCode::decodes_alike(uint32_t pc, const DInsn& d) {
     std::string why;
-    return decode_one(pc, why) == d && why.empty();
+    DInsn unmarked = d;  // marks are added after
+    unmarked.zext = 0;
+    return decode_one(pc, why) == unmarked && why.empty();
 }
 
 void DecodedCode::decode() {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    code_.reset(new DInsn[n]);
+    // One more than the insns: what a run that falls through the last insn (or returns past it)
+    // reaches, an invalid insn with no reason of its own (Machine::loop names it).
+    code_.reset(new DInsn[n + 1]);
     size_ = n;
+    code_[n] = DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(kNoReason)};
     const RegDecode* const regs = reg_decode_table();
     // The insns are read through a local pointer, and the result written through another: DInsn's
     // byte fields may alias anything, so stores through code_ would otherwise make every load of
@@ -728,7 +755,9 @@ void DecodedCode::decode() {
             const uint32_t head = f.head | r.head;
             std::memcpy(&d, &head, sizeof head);  // op, dst, src, aux
             d.off = f.jump ? static_cast<int32_t>(target) : off;
-            d.imm = static_cast<uint64_t>(static_cast<int64_t>(imm)) & f.imm_mask;
+            d.imm = static_cast<int32_t>(static_cast<uint32_t>(imm) & f.imm_mask);
+            constexpr uint32_t kNoMark = 0;  // zext and the unused bytes after it
+            std::memcpy(&d.zext, &kNoMark, sizeof kNoMark);
             assert(decodes_alike(pc, d));
             continue;
         }
@@ -736,26 +765,112 @@ void DecodedCode::decode() {
     }
 }
 
+void DecodedCode::mark_zexts() const {
+    std::call_once(zext_marked_, [this] {
+        const InsnAux* const aux = prog_.aux.data();
+        const Insn* const insns = prog_.insns.data();
+        DInsn* const out = code_.get();
+        const size_t n = std::min(prog_.aux.size(), size_);
+        for (size_t pc = 0; pc < n; ++pc) {
+            if (aux[pc].zext_dst) [[unlikely]] {
+                const int reg = isa::insn_def_regno(insns[pc]);
+                out[pc].zext = static_cast<uint8_t>(reg >= 0 ? reg + 1 : 0);
+            }
+        }
+    });
+}
+
+// An ld_imm64 pair at pc (pc + 1 < n) with a plain value or a map (common_ldimm64), into `d`,
+// which has the first insn's fields. Shared by decode_one and decode_slow's shortcut.
+void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
+    const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
+    const Insn& i = prog_.insns[pc];
+    const Insn& hi = prog_.insns[pc + 1];
+    if (i.src_reg == 0) {
+        d.op = LDIMM64;
+        d.imm = i.imm;  // set_imm64 of the pair's value
+        d.off = hi.imm;
+        return;
+    }
+    // Resolved when executed (Machine::map_ldimm64): map addresses belong to one execution's
+    // memory, and the per-CPU copy to its input's CPU.
+    d.op = LDIMM64_MAP;
+    d.src = i.src_reg;
+    d.off = hi.imm;  // value offset (the *_VALUE forms)
+    d.imm = i.imm;   // map index (Machine::map_ldimm64 reads it unsigned)
+    // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i) is recognised
+    // by the BPF_MOV64_PERCPU_REG right after the pair.
+    d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) && prog_.insns[pc + 2].off == passes::kAddrPercpuOff &&
+            prog_.insns[pc + 2].dst_reg == i.dst_reg && prog_.insns[pc + 2].src_reg == i.dst_reg;
+}
+
+// decode_one's result for the valid insns that are common in programs but that decode() leaves
+// to it: ld_imm64 of a value, map, BTF id or function, the zero extension the zext pass inserts
+// (BPF_ZEXT_REG) and a local call. False for anything else (decode_one decides).
+bool DecodedCode::decode_shortcut(uint32_t pc, DInsn& d) const {
+    const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
+    const Insn& i = prog_.insns[pc];
+    if (i.dst_reg > isa::kRegAx || i.src_reg > isa::kRegAx) return false;
+    d = DInsn{INVALID, i.dst_reg, i.src_reg, 0, i.off, i.imm};
+    if (isa::is_ldimm64(i)) {
+        if (pc + 1 >= n) return false;
+        if (common_ldimm64(i)) {
+            decode_common_ldimm64(pc, d);
+            return true;
+        }
+        if (i.src_reg == BPF_PSEUDO_BTF_ID) {
+            d.op = LDIMM64;
+            set_imm64(d, kKsymBase + (uint64_t{static_cast<uint32_t>(i.imm)} << 12));
+            return true;
+        }
+        const int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
+        if (i.src_reg == BPF_PSEUDO_FUNC && t >= 0 && t <= static_cast<int64_t>(n)) {
+            d.op = LDIMM64;
+            set_imm64(d, kCodeBase + static_cast<uint64_t>(t) * 8);
+            return true;
+        }
+        return false;
+    }
+    if (i.code == (BPF_ALU | BPF_MOV | BPF_X) && i.imm == 1 && i.dst_reg == i.src_reg && (i.off == 0 || i.off == 1 || i.off == -1)) {
+        d.op = ZEXT;
+        return true;
+    }
+    if (i.code == (BPF_JMP | BPF_CALL) && i.src_reg == BPF_PSEUDO_CALL) {
+        const int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
+        if (t < 0 || t >= static_cast<int64_t>(n)) return false;
+        d.op = CALL_LOCAL;
+        d.off = static_cast<int32_t>(t);
+        return true;
+    }
+    return false;
+}
+
 // The insns the table leaves to decode_one, out of decode()'s loop so that the loop keeps its
-// state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64).
+// state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64). The common ones
+// among them skip decode_one's general checks (decode_shortcut).
 uint32_t DecodedCode::decode_slow(uint32_t pc) {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    std::string why;
-    DInsn d = decode_one(pc, why);
-    if (d.op == INVALID) {
-        if (why.empty()) why = "invalid instruction";
-        d.imm = invalid_.size();
-        invalid_.push_back(std::move(why));
+    DInsn d;
+    if (decode_shortcut(pc, d)) {
+        assert(decodes_alike(pc, d));
+    } else {
+        std::string why;
+        d = decode_one(pc, why);
+        if (d.op == INVALID) {
+            if (why.empty()) why = "invalid instruction";
+            d.imm = static_cast<int32_t>(invalid_.size());
+            invalid_.push_back(std::move(why));
+        }
     }
     code_[pc] = d;
     if ((d.op == LDIMM64 || d.op == LDIMM64_MAP) && pc + 1 < n) {
         ++pc;
         // Every second slot of an ld_imm64 shares one reason (a program has many ld_imm64).
         if (second_slot_ == kNoSecondSlot) {
-            second_slot_ = invalid_.size();
+            second_slot_ = static_cast<uint32_t>(invalid_.size());
             invalid_.push_back("execution reached the second slot of ld_imm64");
         }
-        code_[pc] = DInsn{INVALID, 0, 0, 0, 0, second_slot_};
+        code_[pc] = DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(second_slot_)};
     }
     return pc;
 }
@@ -910,7 +1025,7 @@ bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
 // The value of a map ld_imm64 (BPF_PSEUDO_MAP_FD/IDX: the map; *_VALUE: an address in its value)
 // in this execution's memory; false with the reason when the program names no such map or value.
 bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
-    const uint64_t index = d.imm;
+    const uint64_t index = static_cast<uint32_t>(d.imm);
     if (index >= maps_.size()) {
         why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
         return false;
@@ -1228,392 +1343,469 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
     return true;
 }
 
+// The cost model's charge for insn `d` at `pc`, made before it runs (its issue slot and operands).
+void Machine::charge(const DInsn& d, uint32_t pc) {
+    const uint64_t* const r = r_;
+    switch (d.op) {
+        case LDXB: case LDXH: case LDXW: case LDXDW: case LDSXB: case LDSXH: case LDSXW: case LDX_PROBE:
+            cost_->load(d.dst, d.src, r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
+            break;
+        case STB: case STH: case STW: case STDW:
+            cost_->store(d.dst, CostModel::kNone, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
+            break;
+        case STXB: case STXH: case STXW: case STXDW: case ATOMIC:
+            cost_->store(d.dst, d.src, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
+            break;
+        case INVALID:
+            break;
+        case CALL_HELPER: case CALL_KFUNC: case CALLX: case EXIT: case TAIL_CALL: case LDABS: case LDIND:
+            // The insn's own issue slot; the call overhead is charged by the callee model.
+            cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
+            break;
+        case CALL_LOCAL:
+            cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
+            cost_->call(CostModel::CallKind::Subprog, 0);
+            break;
+        case JA:
+            if (d.off == static_cast<int32_t>(pc + 1)) cost_->ja0();
+            else cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
+            break;
+        case MUL64K: case MUL64X: case MUL32K: case MUL32X:
+            cost_->op(d.dst, d.dst, d.src, cost_->params().l_mul);
+            break;
+        case DIV64K: case DIV64X: case DIV32K: case DIV32X: case SDIV64K: case SDIV64X: case SDIV32K: case SDIV32X:
+        case MOD64K: case MOD64X: case MOD32K: case MOD32X: case SMOD64K: case SMOD64X: case SMOD32K: case SMOD32X:
+            cost_->op(d.dst, d.dst, d.src, cost_->params().l_div);
+            break;
+        case MOV64K: case MOV32K: case LDIMM64: case LDIMM64_MAP:
+            cost_->alu(d.dst, CostModel::kNone, CostModel::kNone);
+            break;
+        case MOV64X: case MOV32X: case MOVSX8_64: case MOVSX16_64: case MOVSX32_64: case MOVSX8_32: case MOVSX16_32:
+        case ZEXT:
+            cost_->alu(d.dst, d.src, CostModel::kNone);
+            break;
+        default:
+            if (d.op <= MOV32X) cost_->alu(d.dst, d.dst, (d.op & 1) ? d.src : CostModel::kNone);
+            else if (d.op <= JSET32X) cost_->op(CostModel::kNone, d.dst, (d.op & 1) ? d.src : CostModel::kNone, 0);
+            else cost_->alu(d.dst, d.dst, CostModel::kNone);
+    }
+}
+
+// The dispatch loop is threaded code (GNU labels as values, which g++ and clang both have): every
+// handler ends by dispatching the next insn itself through the label table, instead of a jump
+// back to one shared switch with its range check. Most of a run's time is this dispatch (a
+// generated program runs ~150 mostly one-line insns), and an indirect jump per handler also
+// predicts better than the single one of a switch.
 template <bool kCost, bool kTrace, bool kZextMarks>
 void Machine::loop() {
     uint64_t* const r = r_;
     const DInsn* const code = code_;
     const uint64_t keep = hi_keep_;
-    [[maybe_unused]] const InsnAux* const aux = prog_.aux.data();
-    uint32_t pc = 0;
-    uint64_t steps = steps_;
     const uint64_t budget = budget_;
+    const DInsn* ip = code;  // the insn about to run (at pc ip - code)
+    // Steps the budget still allows: taking one for an insn where none is left is the budget
+    // fault. Signed, so that taking a step is a decrement and a sign test; a budget beyond what
+    // any run could take (2^63 steps) is clamped. An insn counts from its dispatch on.
+    const uint64_t steps_before = steps_;
+    const int64_t allowed = static_cast<int64_t>(std::min<uint64_t>(budget - steps_before, INT64_MAX));
+    int64_t left = allowed;
 
+    // One label per op, in the order of enum Op.
+#define PF_LABEL4(N) &&L_##N##64K, &&L_##N##64X, &&L_##N##32K, &&L_##N##32X,
+#define PF_LABEL(N) &&L_##N,
+    static const void* const kLabels[] = {PF_ALU_OPS(PF_LABEL4) PF_JMP_OPS(PF_LABEL4) PF_OTHER_OPS(PF_LABEL)};
+#undef PF_LABEL4
+#undef PF_LABEL
+    static_assert(sizeof kLabels / sizeof kLabels[0] == kOpCount);
+
+#define PF_PC static_cast<uint32_t>(ip - code)
+#define PF_STEPS() (steps_before + static_cast<uint64_t>(allowed - left))  // taken so far
 #define PF_FAULT(msg)                  \
     do {                               \
-        steps_ = steps;                \
-        fault(pc, (msg));              \
+        steps_ = PF_STEPS();        \
+        fault(PF_PC, (msg));           \
         return;                        \
     } while (0)
-    for (;;) {
-        if (steps >= budget) {
-            steps_ = steps;
-            fault(pc, "step budget of " + std::to_string(budget) + " insns exhausted", ExecResult::Status::StepBudget);
-            return;
-        }
-        ++steps;
-        const DInsn& d = code[pc];
-        if constexpr (kTrace) {
-            ring_[ring_pos_++ % ring_.size()] = TraceStep{pc, static_cast<uint8_t>(depth_), 0};
-        }
-        if constexpr (kCost) {
-            switch (d.op) {
-                case LDXB: case LDXH: case LDXW: case LDXDW: case LDSXB: case LDSXH: case LDSXW: case LDX_PROBE:
-                    cost_->load(d.dst, d.src, r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
-                    break;
-                case STB: case STH: case STW: case STDW:
-                    cost_->store(d.dst, CostModel::kNone, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
-                    break;
-                case STXB: case STXH: case STXW: case STXDW: case ATOMIC:
-                    cost_->store(d.dst, d.src, r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
-                    break;
-                case INVALID:
-                    break;
-                case CALL_HELPER: case CALL_KFUNC: case CALLX: case EXIT: case TAIL_CALL: case LDABS: case LDIND:
-                    // The insn's own issue slot; the call overhead is charged by the callee model.
-                    cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
-                    break;
-                case CALL_LOCAL:
-                    cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
-                    cost_->call(CostModel::CallKind::Subprog, 0);
-                    break;
-                case JA:
-                    if (d.off == static_cast<int32_t>(pc + 1)) cost_->ja0();
-                    else cost_->op(CostModel::kNone, CostModel::kNone, CostModel::kNone, 0);
-                    break;
-                case MUL64K: case MUL64X: case MUL32K: case MUL32X:
-                    cost_->op(d.dst, d.dst, d.src, cost_->params().l_mul);
-                    break;
-                case DIV64K: case DIV64X: case DIV32K: case DIV32X: case SDIV64K: case SDIV64X: case SDIV32K: case SDIV32X:
-                case MOD64K: case MOD64X: case MOD32K: case MOD32X: case SMOD64K: case SMOD64X: case SMOD32K: case SMOD32X:
-                    cost_->op(d.dst, d.dst, d.src, cost_->params().l_div);
-                    break;
-                case MOV64K: case MOV32K: case LDIMM64: case LDIMM64_MAP:
-                    cost_->alu(d.dst, CostModel::kNone, CostModel::kNone);
-                    break;
-                case MOV64X: case MOV32X: case MOVSX8_64: case MOVSX16_64: case MOVSX32_64: case MOVSX8_32: case MOVSX16_32:
-                case ZEXT:
-                    cost_->alu(d.dst, d.src, CostModel::kNone);
-                    break;
-                default:
-                    if (d.op <= MOV32X) cost_->alu(d.dst, d.dst, (d.op & 1) ? d.src : CostModel::kNone);
-                    else if (d.op <= JSET32X) cost_->op(CostModel::kNone, d.dst, (d.op & 1) ? d.src : CostModel::kNone, 0);
-                    else cost_->alu(d.dst, d.dst, CostModel::kNone);
-            }
-        }
-        switch (d.op) {
-#define PF_ALU64(N, EXPR)                                           \
-    case N##64K: {                                                  \
-        const uint64_t a = r[d.dst], b = d.imm;                     \
-        r[d.dst] = (EXPR);                                          \
-        break;                                                      \
-    }                                                               \
-    case N##64X: {                                                  \
-        const uint64_t a = r[d.dst], b = r[d.src];                  \
-        r[d.dst] = (EXPR);                                          \
-        break;                                                      \
+    // Runs the insn at ip.
+#define PF_DISPATCH()                                                                                    \
+    do {                                                                                                 \
+        if (--left < 0) [[unlikely]]                                                                     \
+            goto out_of_steps;                                                                           \
+        if constexpr (kTrace) ring_[ring_pos_++ % ring_.size()] = TraceStep{PF_PC, static_cast<uint8_t>(depth_), 0}; \
+        if constexpr (kCost) charge(*ip, PF_PC);                                                         \
+        goto* kLabels[ip->op];                                                                           \
+    } while (0)
+    // After an insn that falls through (one that defines a register or none): the zext mark,
+    // the trace's value of dst, then the next insn.
+#define PF_NEXT()                                                                          \
+    do {                                                                                   \
+        if constexpr (kZextMarks) {                                                        \
+            /* ZextMarks::Apply. Jumps, calls and exit that jump get no mark; ld_imm64 */  \
+            /* defines a 64-bit register, where a mark is meaningless (the zext pass */    \
+            /* refuses or splits such an insn). */                                         \
+            if (ip->zext) r[ip->zext - 1] = static_cast<uint32_t>(r[ip->zext - 1]);        \
+        }                                                                                  \
+        if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst]; \
+        ++ip;                                                                              \
+        PF_DISPATCH();                                                                     \
+    } while (0)
+    // Continues at insn `target` (taken jumps, calls, returns).
+#define PF_JUMP(target)          \
+    do {                         \
+        ip = code + (target);    \
+        PF_DISPATCH();           \
+    } while (0)
+
+    PF_DISPATCH();
+
+#define PF_ALU64(N, EXPR)                                   \
+    L_##N##64K: {                                           \
+        const DInsn& d = *ip;                               \
+        const uint64_t a = r[d.dst], b = k64(d);            \
+        r[d.dst] = (EXPR);                                  \
+        PF_NEXT();                                          \
+    }                                                       \
+    L_##N##64X: {                                           \
+        const DInsn& d = *ip;                               \
+        const uint64_t a = r[d.dst], b = r[d.src];          \
+        r[d.dst] = (EXPR);                                  \
+        PF_NEXT();                                          \
     }
-#define PF_ALU32(N, EXPR)                                                             \
-    case N##32K: {                                                                    \
-        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm); \
-        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                   \
-        break;                                                                        \
-    }                                                                                 \
-    case N##32X: {                                                                    \
-        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]); \
-        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                   \
-        break;                                                                        \
+#define PF_ALU32(N, EXPR)                                                                         \
+    L_##N##32K: {                                                                                 \
+        const DInsn& d = *ip;                                                                     \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = k32(d);                           \
+        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                               \
+        PF_NEXT();                                                                                \
+    }                                                                                             \
+    L_##N##32X: {                                                                                 \
+        const DInsn& d = *ip;                                                                     \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]);  \
+        r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(EXPR);                               \
+        PF_NEXT();                                                                                \
     }
-            PF_ALU64(ADD, a + b)
-            PF_ALU64(SUB, a - b)
-            PF_ALU64(MUL, a * b)
-            PF_ALU64(DIV, udiv64(a, b))
-            PF_ALU64(MOD, umod64(a, b))
-            PF_ALU64(SDIV, sdiv64(a, b))
-            PF_ALU64(SMOD, smod64(a, b))
-            PF_ALU64(OR, a | b)
-            PF_ALU64(AND, a & b)
-            PF_ALU64(XOR, a ^ b)
-            PF_ALU64(LSH, a << (b & 63))
-            PF_ALU64(RSH, a >> (b & 63))
-            PF_ALU64(ARSH, static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63)))
-            PF_ALU64(MOV, (static_cast<void>(a), b))
-            PF_ALU32(ADD, a + b)
-            PF_ALU32(SUB, a - b)
-            PF_ALU32(MUL, a * b)
-            PF_ALU32(DIV, udiv32(a, b))
-            PF_ALU32(MOD, umod32(a, b))
-            PF_ALU32(SDIV, sdiv32(a, b))
-            PF_ALU32(SMOD, smod32(a, b))
-            PF_ALU32(OR, a | b)
-            PF_ALU32(AND, a & b)
-            PF_ALU32(XOR, a ^ b)
-            PF_ALU32(LSH, a << (b & 31))
-            PF_ALU32(RSH, a >> (b & 31))
-            PF_ALU32(ARSH, static_cast<uint32_t>(static_cast<int32_t>(a) >> (b & 31)))
-            PF_ALU32(MOV, (static_cast<void>(a), b))
+    PF_ALU64(ADD, a + b)
+    PF_ALU64(SUB, a - b)
+    PF_ALU64(MUL, a * b)
+    PF_ALU64(DIV, udiv64(a, b))
+    PF_ALU64(MOD, umod64(a, b))
+    PF_ALU64(SDIV, sdiv64(a, b))
+    PF_ALU64(SMOD, smod64(a, b))
+    PF_ALU64(OR, a | b)
+    PF_ALU64(AND, a & b)
+    PF_ALU64(XOR, a ^ b)
+    PF_ALU64(LSH, a << (b & 63))
+    PF_ALU64(RSH, a >> (b & 63))
+    PF_ALU64(ARSH, static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63)))
+    PF_ALU64(MOV, (static_cast<void>(a), b))
+    PF_ALU32(ADD, a + b)
+    PF_ALU32(SUB, a - b)
+    PF_ALU32(MUL, a * b)
+    PF_ALU32(DIV, udiv32(a, b))
+    PF_ALU32(MOD, umod32(a, b))
+    PF_ALU32(SDIV, sdiv32(a, b))
+    PF_ALU32(SMOD, smod32(a, b))
+    PF_ALU32(OR, a | b)
+    PF_ALU32(AND, a & b)
+    PF_ALU32(XOR, a ^ b)
+    PF_ALU32(LSH, a << (b & 31))
+    PF_ALU32(RSH, a >> (b & 31))
+    PF_ALU32(ARSH, static_cast<uint32_t>(static_cast<int32_t>(a) >> (b & 31)))
+    PF_ALU32(MOV, (static_cast<void>(a), b))
 #undef PF_ALU64
 #undef PF_ALU32
-            case MOVSX8_64: r[d.dst] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(r[d.src]))); break;
-            case MOVSX16_64: r[d.dst] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(r[d.src]))); break;
-            case MOVSX32_64: r[d.dst] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(r[d.src]))); break;
-            case MOVSX8_32: r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(r[d.src]))); break;
-            case MOVSX16_32: r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(r[d.src]))); break;
-            case MOVPERCPU: r[d.dst] = percpu_addr(r[d.src]); break;
-            case NEG64: r[d.dst] = 0 - r[d.dst]; break;
-            case NEG32: r[d.dst] = (r[d.dst] & keep) | static_cast<uint32_t>(0u - static_cast<uint32_t>(r[d.dst])); break;
-            case ZEXT: r[d.dst] = static_cast<uint32_t>(r[d.src]); break;
-            case LE16: r[d.dst] = (r[d.dst] & keep) | (r[d.dst] & 0xffff); break;
-            case LE32: r[d.dst] = (r[d.dst] & keep) | (r[d.dst] & 0xffffffffu); break;
-            case LE64: break;
-            case BSWAP16: r[d.dst] = bswap16(r[d.dst]); break;
-            case BSWAP32: r[d.dst] = bswap32(r[d.dst]); break;
-            case BSWAP64: r[d.dst] = bswap64(r[d.dst]); break;
 
-#define PF_JMP(N, C64, C32)                                                                   \
-    case N##64K: { const uint64_t a = r[d.dst], b = d.imm; if (C64) { pc = static_cast<uint32_t>(d.off); continue; } break; } \
-    case N##64X: { const uint64_t a = r[d.dst], b = r[d.src]; if (C64) { pc = static_cast<uint32_t>(d.off); continue; } break; } \
-    case N##32K: { const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(d.imm); if (C32) { pc = static_cast<uint32_t>(d.off); continue; } break; } \
-    case N##32X: { const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]); if (C32) { pc = static_cast<uint32_t>(d.off); continue; } break; }
-            PF_JMP(JEQ, a == b, a == b)
-            PF_JMP(JNE, a != b, a != b)
-            PF_JMP(JGT, a > b, a > b)
-            PF_JMP(JGE, a >= b, a >= b)
-            PF_JMP(JLT, a < b, a < b)
-            PF_JMP(JLE, a <= b, a <= b)
-            PF_JMP(JSGT, static_cast<int64_t>(a) > static_cast<int64_t>(b), static_cast<int32_t>(a) > static_cast<int32_t>(b))
-            PF_JMP(JSGE, static_cast<int64_t>(a) >= static_cast<int64_t>(b), static_cast<int32_t>(a) >= static_cast<int32_t>(b))
-            PF_JMP(JSLT, static_cast<int64_t>(a) < static_cast<int64_t>(b), static_cast<int32_t>(a) < static_cast<int32_t>(b))
-            PF_JMP(JSLE, static_cast<int64_t>(a) <= static_cast<int64_t>(b), static_cast<int32_t>(a) <= static_cast<int32_t>(b))
-            PF_JMP(JSET, (a & b) != 0, (a & b) != 0)
+    // One-register ops: dst = EXPR, with d the insn.
+#define PF_UNARY(OP, EXPR)         \
+    L_##OP: {                      \
+        const DInsn& d = *ip;      \
+        r[d.dst] = (EXPR);         \
+        PF_NEXT();                 \
+    }
+    PF_UNARY(MOVSX8_64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(r[d.src]))))
+    PF_UNARY(MOVSX16_64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(r[d.src]))))
+    PF_UNARY(MOVSX32_64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(r[d.src]))))
+    PF_UNARY(MOVSX8_32, (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(r[d.src]))))
+    PF_UNARY(MOVSX16_32, (r[d.dst] & keep) | static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(r[d.src]))))
+    PF_UNARY(MOVPERCPU, percpu_addr(r[d.src]))
+    PF_UNARY(NEG64, 0 - r[d.dst])
+    PF_UNARY(NEG32, (r[d.dst] & keep) | static_cast<uint32_t>(0u - static_cast<uint32_t>(r[d.dst])))
+    PF_UNARY(ZEXT, static_cast<uint32_t>(r[d.src]))
+    PF_UNARY(LE16, (r[d.dst] & keep) | (r[d.dst] & 0xffff))
+    PF_UNARY(LE32, (r[d.dst] & keep) | (r[d.dst] & 0xffffffffu))
+    PF_UNARY(LE64, r[d.dst])
+    PF_UNARY(BSWAP16, bswap16(r[d.dst]))
+    PF_UNARY(BSWAP32, bswap32(r[d.dst]))
+    PF_UNARY(BSWAP64, bswap64(r[d.dst]))
+#undef PF_UNARY
+
+#define PF_JMP(N, C64, C32)                                                                                  \
+    L_##N##64K: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint64_t a = r[d.dst], b = k64(d);                                                             \
+        if (C64) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }                                                                                                        \
+    L_##N##64X: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint64_t a = r[d.dst], b = r[d.src];                                                           \
+        if (C64) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }                                                                                                        \
+    L_##N##32K: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = k32(d);                                      \
+        if (C32) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }                                                                                                        \
+    L_##N##32X: {                                                                                            \
+        const DInsn& d = *ip;                                                                                \
+        const uint32_t a = static_cast<uint32_t>(r[d.dst]), b = static_cast<uint32_t>(r[d.src]);             \
+        if (C32) PF_JUMP(d.off);                                                                             \
+        PF_NEXT();                                                                                           \
+    }
+    PF_JMP(JEQ, a == b, a == b)
+    PF_JMP(JNE, a != b, a != b)
+    PF_JMP(JGT, a > b, a > b)
+    PF_JMP(JGE, a >= b, a >= b)
+    PF_JMP(JLT, a < b, a < b)
+    PF_JMP(JLE, a <= b, a <= b)
+    PF_JMP(JSGT, static_cast<int64_t>(a) > static_cast<int64_t>(b), static_cast<int32_t>(a) > static_cast<int32_t>(b))
+    PF_JMP(JSGE, static_cast<int64_t>(a) >= static_cast<int64_t>(b), static_cast<int32_t>(a) >= static_cast<int32_t>(b))
+    PF_JMP(JSLT, static_cast<int64_t>(a) < static_cast<int64_t>(b), static_cast<int32_t>(a) < static_cast<int32_t>(b))
+    PF_JMP(JSLE, static_cast<int64_t>(a) <= static_cast<int64_t>(b), static_cast<int32_t>(a) <= static_cast<int32_t>(b))
+    PF_JMP(JSET, (a & b) != 0, (a & b) != 0)
 #undef PF_JMP
-            case JA: pc = static_cast<uint32_t>(d.off); continue;
+L_JA:
+    PF_JUMP(ip->off);
 
 #define PF_LDX(OP, SZ, EXT)                                                                       \
-    case OP: {                                                                                    \
+    L_##OP: {                                                                                     \
+        const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
         const uint8_t* p = mem_.translate(ad, SZ, false);                                         \
         if (!p) {                                                                                 \
             uint64_t sv = 0;                                                                      \
-            if (special_load(ad, SZ, sv)) { r[d.dst] = sv; break; }                               \
-            PF_FAULT("invalid read of " #SZ " bytes at " + hex(ad));                              \
+            if (!special_load(ad, SZ, sv)) PF_FAULT("invalid read of " #SZ " bytes at " + hex(ad)); \
+            r[d.dst] = sv;                                                                        \
+            PF_NEXT();                                                                            \
         }                                                                                         \
         r[d.dst] = EXT;                                                                           \
-        break;                                                                                    \
+        PF_NEXT();                                                                                \
     }
-            PF_LDX(LDXB, 1, (r[d.dst] & keep) | p[0])
-            PF_LDX(LDXH, 2, (r[d.dst] & keep) | load_le(p, 2))
-            PF_LDX(LDXW, 4, (r[d.dst] & keep) | load_le(p, 4))
-            PF_LDX(LDXDW, 8, load_le(p, 8))
-            PF_LDX(LDSXB, 1, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(p[0]))))
-            PF_LDX(LDSXH, 2, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(load_le(p, 2)))))
-            PF_LDX(LDSXW, 4, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(load_le(p, 4)))))
+    PF_LDX(LDXB, 1, (r[d.dst] & keep) | p[0])
+    PF_LDX(LDXH, 2, (r[d.dst] & keep) | load_le(p, 2))
+    PF_LDX(LDXW, 4, (r[d.dst] & keep) | load_le(p, 4))
+    PF_LDX(LDXDW, 8, load_le(p, 8))
+    PF_LDX(LDSXB, 1, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(p[0]))))
+    PF_LDX(LDSXH, 2, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(load_le(p, 2)))))
+    PF_LDX(LDSXW, 4, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(load_le(p, 4)))))
 #undef PF_LDX
-            case LDX_PROBE: {
-                // PROBE_MEM: a faulting load yields 0 (exception table fixup), never a fault.
-                const uint32_t sz = d.aux & 0xf;
-                const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-                const uint8_t* p = mem_.translate(ad, sz, false);
-                uint64_t v = p ? load_le(p, sz) : 0;
-                if ((d.aux & 0x80) && sz < 8) {
-                    const int sh = 64 - 8 * static_cast<int>(sz);
-                    v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
-                }
-                r[d.dst] = v;
-                break;
-            }
+L_LDX_PROBE: {
+    // PROBE_MEM: a faulting load yields 0 (exception table fixup), never a fault.
+    const DInsn& d = *ip;
+    const uint32_t sz = d.aux & 0xf;
+    const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
+    const uint8_t* p = mem_.translate(ad, sz, false);
+    uint64_t v = p ? load_le(p, sz) : 0;
+    if ((d.aux & 0x80) && sz < 8) {
+        const int sh = 64 - 8 * static_cast<int>(sz);
+        v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
+    }
+    r[d.dst] = v;
+    PF_NEXT();
+}
 #define PF_ST(OP, SZ, VAL)                                                                        \
-    case OP: {                                                                                    \
+    L_##OP: {                                                                                     \
+        const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
         uint8_t* p = mem_.translate(ad, SZ, true);                                                \
         if (!p) PF_FAULT("invalid write of " #SZ " bytes at " + hex(ad));                         \
         store_le(p, SZ, VAL);                                                                     \
-        break;                                                                                    \
+        PF_NEXT();                                                                                \
     }
-            PF_ST(STB, 1, d.imm)
-            PF_ST(STH, 2, d.imm)
-            PF_ST(STW, 4, d.imm)
-            PF_ST(STDW, 8, d.imm)
-            PF_ST(STXB, 1, r[d.src])
-            PF_ST(STXH, 2, r[d.src])
-            PF_ST(STXW, 4, r[d.src])
-            PF_ST(STXDW, 8, r[d.src])
+    PF_ST(STB, 1, k64(d))
+    PF_ST(STH, 2, k64(d))
+    PF_ST(STW, 4, k64(d))
+    PF_ST(STDW, 8, k64(d))
+    PF_ST(STXB, 1, r[d.src])
+    PF_ST(STXH, 2, r[d.src])
+    PF_ST(STXW, 4, r[d.src])
+    PF_ST(STXDW, 8, r[d.src])
 #undef PF_ST
-            case ATOMIC: {
-                const uint32_t sz = d.aux;
-                const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-                const uint32_t aop = static_cast<uint32_t>(d.imm);
-                const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
-                if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
-                if (is_load) {
-                    // load-acquire: dst = *(src + off); the address comes from src, and dst is
-                    // only written (it may hold anything, even a non-pointer).
-                    const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-                    const uint8_t* q = mem_.translate(a2, sz, false);
-                    if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
-                    r[d.dst] = load_le(q, sz);
-                    break;
-                }
-                uint8_t* p = mem_.translate(ad, sz, true);
-                if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
-                const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
-                const uint64_t old = load_le(p, sz);
-                const uint64_t s = r[d.src] & mask;
-                if (is_store) {
-                    store_le(p, sz, s);
-                    break;
-                }
-                switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {
-                    case BPF_ADD: store_le(p, sz, (old + s) & mask); break;
-                    case BPF_OR: store_le(p, sz, old | s); break;
-                    case BPF_AND: store_le(p, sz, old & s); break;
-                    case BPF_XOR: store_le(p, sz, old ^ s); break;
-                    case BPF_XCHG & ~BPF_FETCH:
-                        if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));
-                        store_le(p, sz, s);
-                        break;
-                    case BPF_CMPXCHG & ~BPF_FETCH:
-                        if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));
-                        if ((r[0] & mask) == old) store_le(p, sz, s);
-                        r[0] = old;  // always loaded, zero-extended for W
-                        break;
-                    default:
-                        PF_FAULT("invalid atomic op " + hex(aop));
-                }
-                if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;
-                break;
-            }
-            case LDIMM64:
-                r[d.dst] = d.imm;
-                if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
-                pc += 2;
-                continue;
-            case LDIMM64_MAP: {
-                std::string why;
-                if (!map_ldimm64(d, r[d.dst], why)) PF_FAULT(std::move(why));
-                if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
-                pc += 2;
-                continue;
-            }
-            case NOP:
-                break;
-            case MAY_GOTO: {
-                // do_misc_fixups lowering: a per-frame countdown from BPF_MAX_LOOPS; 0 takes the branch.
-                Frame& f = frames_[depth_];
-                if (f.may_goto == 0) {
-                    pc = static_cast<uint32_t>(d.off);
-                    continue;
-                }
-                --f.may_goto;
-                break;
-            }
-            case GOTOX: {
-                const uint64_t t = r[d.dst] - kCodeBase;
-                if ((t & 7) != 0 || (t >> 3) >= code_size_) PF_FAULT("gotox to " + hex(r[d.dst]) + ", not a code address");
-                pc = static_cast<uint32_t>(t >> 3);
-                continue;
-            }
-            case TAIL_CALL: {
-                // Internal tail call (r1 ctx, r2 prog array, r3 index): our prog arrays are empty, so
-                // every tail call falls through; the attempt itself is the observable effect.
-                steps_ = steps;
-                if (!tail_call_attempt(pc, r[2], r[3])) return;
-                break;
-            }
-            case CALL_HELPER:
-                steps_ = steps;
-                if (!call_helper(pc, static_cast<int32_t>(d.imm))) return;
-                if (jump_to_ != kNoPc) {
-                    pc = jump_to_;
-                    jump_to_ = kNoPc;
-                    continue;
-                }
-                break;
-            case CALLX: {
-                // bpf_conformance `callx`: helper id in a register (dst, else src, else imm names it).
-                uint8_t reg = d.dst ? d.dst : d.src ? d.src : static_cast<uint8_t>(d.imm & 0xf);
-                steps_ = steps;
-                if (!call_helper(pc, static_cast<int32_t>(r[reg]))) return;
-                break;
-            }
-            case CALL_KFUNC:
-                steps_ = steps;
-                if (!call_kfunc(pc, static_cast<int32_t>(d.imm))) return;
-                break;
-            case CALL_LOCAL:
-                steps_ = steps;
-                if (!push_frame(pc, static_cast<uint32_t>(d.off), false)) return;
-                pc = static_cast<uint32_t>(d.off);
-                continue;
-            case LDABS:
-            case LDIND: {
-                // Classic packet load (R6 = skb; R0 = big-endian bytes at imm, + src for IND, as a
-                // 32-bit sum like classic BPF's X + k). Outside the packet the function returns 0
-                // at once, from this frame, as the exit of bpf_gen_ld_abs's sequence does. The
-                // kernel treats the insn as a call: R1-R5 are poisoned like after a helper.
-                const uint32_t off = static_cast<uint32_t>(d.imm) + (d.op == LDIND ? static_cast<uint32_t>(r[d.src]) : 0u);
-                uint64_t v = 0;
-                const SkbLoad st = skb_load(r[6], static_cast<int32_t>(off), d.aux, v);
-                if (st == SkbLoad::NotSkb) PF_FAULT("LD_ABS/LD_IND: r6 " + hex(r[6]) + " is not the skb (ctx)");
-                for (int k = 1; k <= 5; ++k) r[k] = kCallPoison;
-                if constexpr (kCost) {
-                    cost_->call(CostModel::CallKind::Helper, 8);
-                    cost_->clobber(0, 5);
-                }
-                if (st == SkbLoad::OutOfPacket) {
-                    r[0] = 0;
-                    goto exit_frame;
-                }
-                r[0] = v;
-                break;
-            }
-            case EXIT: {
-            exit_frame:
-                if (depth_ == 0) {
-                    steps_ = steps;
-                    return;
-                }
-                Frame& f = frames_[depth_];
-                if (f.loop_cb) {
-                    // bpf_loop: a callback returning non-zero stops the loop (only 0/1 are legal).
-                    ++f.loop_i;
-                    if (r[0] == 0 && f.loop_i < f.loop_n) {
-                        if constexpr (kCost) cost_->call(CostModel::CallKind::Subprog, 0);
-                        mem_.fresh(depth_);
-                        r[1] = f.loop_i;
-                        r[2] = f.loop_ctx;
-                        f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
-                        pc = f.cb_pc;
-                        continue;
-                    }
-                    r[0] = f.loop_i;
-                }
-                for (int k = 0; k < 4; ++k) r[6 + k] = f.saved[k];
-                r[10] = f.saved[4];
-                pc = f.ret_pc;
-                --depth_;
-                continue;
-            }
-            case LDIMM64_TAIL:
-            case INVALID:
-            default: {
-                steps_ = steps;
-                fault(pc, d.imm < invalid_.size() ? invalid_[d.imm] : std::string("invalid instruction"));
-                return;
-            }
-        }
-        if constexpr (kZextMarks) {
-            // ZextMarks::Apply. Only insns that fall through get here; the others define no
-            // register (jumps, calls, exit) or a 64-bit one (ld_imm64), where a mark is
-            // meaningless (the zext pass refuses or splits such an insn).
-            if (aux[pc].zext_dst) {
-                const int reg = isa::insn_def_regno(prog_.insns[pc]);
-                if (reg >= 0) r[reg] = static_cast<uint32_t>(r[reg]);
-            }
-        }
-        if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[d.dst];
-        ++pc;
+L_ATOMIC: {
+    const DInsn& d = *ip;
+    const uint32_t sz = d.aux;
+    const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
+    const uint32_t aop = k32(d);
+    const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
+    if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
+    if (is_load) {
+        // load-acquire: dst = *(src + off); the address comes from src, and dst is
+        // only written (it may hold anything, even a non-pointer).
+        const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
+        const uint8_t* q = mem_.translate(a2, sz, false);
+        if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
+        r[d.dst] = load_le(q, sz);
+        PF_NEXT();
     }
+    uint8_t* p = mem_.translate(ad, sz, true);
+    if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
+    const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
+    const uint64_t old = load_le(p, sz);
+    const uint64_t s = r[d.src] & mask;
+    if (is_store) {
+        store_le(p, sz, s);
+        PF_NEXT();
+    }
+    switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {
+        case BPF_ADD: store_le(p, sz, (old + s) & mask); break;
+        case BPF_OR: store_le(p, sz, old | s); break;
+        case BPF_AND: store_le(p, sz, old & s); break;
+        case BPF_XOR: store_le(p, sz, old ^ s); break;
+        case BPF_XCHG & ~BPF_FETCH:
+            if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));
+            store_le(p, sz, s);
+            break;
+        case BPF_CMPXCHG & ~BPF_FETCH:
+            if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));
+            if ((r[0] & mask) == old) store_le(p, sz, s);
+            r[0] = old;  // always loaded, zero-extended for W
+            break;
+        default:
+            PF_FAULT("invalid atomic op " + hex(aop));
+    }
+    if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;
+    PF_NEXT();
+}
+L_LDIMM64: {
+    r[ip->dst] = imm64(*ip);
+    if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
+    ip += 2;
+    PF_DISPATCH();
+}
+L_LDIMM64_MAP: {
+    {
+        std::string why;
+        if (!map_ldimm64(*ip, r[ip->dst], why)) PF_FAULT(std::move(why));
+    }
+    if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
+    ip += 2;
+    PF_DISPATCH();
+}
+L_NOP:
+    PF_NEXT();
+L_MAY_GOTO: {
+    // do_misc_fixups lowering: a per-frame countdown from BPF_MAX_LOOPS; 0 takes the branch.
+    Frame& f = frames_[depth_];
+    if (f.may_goto == 0) PF_JUMP(ip->off);
+    --f.may_goto;
+    PF_NEXT();
+}
+L_GOTOX: {
+    const uint64_t t = r[ip->dst] - kCodeBase;
+    if ((t & 7) != 0 || (t >> 3) >= code_size_) PF_FAULT("gotox to " + hex(r[ip->dst]) + ", not a code address");
+    PF_JUMP(t >> 3);
+}
+L_TAIL_CALL: {
+    // Internal tail call (r1 ctx, r2 prog array, r3 index): our prog arrays are empty, so
+    // every tail call falls through; the attempt itself is the observable effect.
+    steps_ = PF_STEPS();
+    if (!tail_call_attempt(PF_PC, r[2], r[3])) return;
+    PF_NEXT();
+}
+L_CALL_HELPER: {
+    steps_ = PF_STEPS();
+    if (!call_helper(PF_PC, ip->imm)) return;
+    if (jump_to_ != kNoPc) {
+        const uint32_t t = jump_to_;
+        jump_to_ = kNoPc;
+        PF_JUMP(t);
+    }
+    PF_NEXT();
+}
+L_CALLX: {
+    // bpf_conformance `callx`: helper id in a register (dst, else src, else imm names it).
+    const DInsn& d = *ip;
+    const uint8_t reg = d.dst ? d.dst : d.src ? d.src : static_cast<uint8_t>(d.imm & 0xf);
+    steps_ = PF_STEPS();
+    if (!call_helper(PF_PC, static_cast<int32_t>(r[reg]))) return;
+    PF_NEXT();
+}
+L_CALL_KFUNC: {
+    steps_ = PF_STEPS();
+    if (!call_kfunc(PF_PC, ip->imm)) return;
+    PF_NEXT();
+}
+L_CALL_LOCAL: {
+    steps_ = PF_STEPS();
+    if (!push_frame(PF_PC, static_cast<uint32_t>(ip->off), false)) return;
+    PF_JUMP(ip->off);
+}
+L_LDABS:
+L_LDIND: {
+    // Classic packet load (R6 = skb; R0 = big-endian bytes at imm, + src for IND, as a
+    // 32-bit sum like classic BPF's X + k). Outside the packet the function returns 0
+    // at once, from this frame, as the exit of bpf_gen_ld_abs's sequence does. The
+    // kernel treats the insn as a call: R1-R5 are poisoned like after a helper.
+    const DInsn& d = *ip;
+    const uint32_t off = k32(d) + (d.op == LDIND ? static_cast<uint32_t>(r[d.src]) : 0u);
+    uint64_t v = 0;
+    const SkbLoad st = skb_load(r[6], static_cast<int32_t>(off), d.aux, v);
+    if (st == SkbLoad::NotSkb) PF_FAULT("LD_ABS/LD_IND: r6 " + hex(r[6]) + " is not the skb (ctx)");
+    for (int k = 1; k <= 5; ++k) r[k] = kCallPoison;
+    if constexpr (kCost) {
+        cost_->call(CostModel::CallKind::Helper, 8);
+        cost_->clobber(0, 5);
+    }
+    if (st == SkbLoad::OutOfPacket) {
+        r[0] = 0;
+        goto L_EXIT;
+    }
+    r[0] = v;
+    PF_NEXT();
+}
+L_EXIT: {
+    if (depth_ == 0) {
+        steps_ = PF_STEPS();
+        return;
+    }
+    Frame& f = frames_[depth_];
+    if (f.loop_cb) {
+        // bpf_loop: a callback returning non-zero stops the loop (only 0/1 are legal).
+        ++f.loop_i;
+        if (r[0] == 0 && f.loop_i < f.loop_n) {
+            if constexpr (kCost) cost_->call(CostModel::CallKind::Subprog, 0);
+            mem_.fresh(depth_);
+            r[1] = f.loop_i;
+            r[2] = f.loop_ctx;
+            f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
+            PF_JUMP(f.cb_pc);
+        }
+        r[0] = f.loop_i;
+    }
+    for (int k = 0; k < 4; ++k) r[6 + k] = f.saved[k];
+    r[10] = f.saved[4];
+    --depth_;
+    PF_JUMP(f.ret_pc);
+}
+L_LDIMM64_TAIL:
+L_INVALID: {
+    steps_ = PF_STEPS();
+    fault(PF_PC, k32(*ip) < invalid_.size() ? invalid_[k32(*ip)]
+                 : PF_PC == code_size_   ? std::string("execution ran past the last insn")
+                                         : std::string("invalid instruction"));
+    return;
+}
+out_of_steps:
+    steps_ = budget;
+    fault(PF_PC, "step budget of " + std::to_string(budget) + " insns exhausted", ExecResult::Status::StepBudget);
+#undef PF_DISPATCH
+#undef PF_NEXT
+#undef PF_JUMP
 #undef PF_FAULT
+#undef PF_PC
+#undef PF_STEPS
 }
 
 void Machine::run() {
@@ -1625,7 +1817,8 @@ void Machine::run() {
         fault(0, "empty program");
         return;
     }
-    for (int k = 0; k < 10; ++k) r_[k] = in_.regs[static_cast<size_t>(k)];
+    static_assert(sizeof in_.regs == 10 * sizeof r_[0]);
+    std::memcpy(r_, in_.regs.data(), sizeof in_.regs);  // r0-r9
     r_[1] = Memory::addr(kRegionCtx, ctx_base_);
     r_[10] = Memory::addr(0, kStackSize);
     r_[isa::kRegAx] = 0;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <memory>
@@ -13,6 +14,8 @@
 #include "bpf/interp/cost_model.hpp"
 #include "bpf/interp/interp.hpp"
 #include "bpf/interp/loop_programs.hpp"
+#include "bpf/interp/map_model.hpp"
+#include "bpf/interp/memory.hpp"
 #include "bpf/isa/insn.hpp"
 #include "bpf/passes/internal_calls.hpp"
 
@@ -129,6 +132,121 @@ TEST(InterpMemory, StackLoadsStoresAtomics) {
     // Sign-extending load.
     auto sx = {st(BPF_W, 10, -4, -2), make(BPF_LDX | BPF_MEMSX | BPF_H, 0, 10, -4, 0), exit_insn()};
     EXPECT_EQ(run(sx).r0, static_cast<uint64_t>(-2));
+}
+
+// Memory reuses the thread's chunks and region table from one execution to the next: what one
+// wrote must never show through in the regions a later one adds, whatever their size (one bigger
+// than a chunk takes a chunk of its own) or kind, and two memories alive at once (the second gets
+// storage of its own) must not share any.
+TEST(InterpMemory, ReusedStorageComesBackZeroed) {
+    auto all_equal = [](const Region& reg, size_t from, size_t to, uint8_t v) {
+        for (size_t k = from; k < to; ++k)
+            if (reg.data[k] != v) return false;
+        return true;
+    };
+    const uint8_t init[3] = {1, 2, 3};
+    for (int round = 0; round < 3; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        Memory m;
+        const uint32_t small = m.add(512, RegionKind::Stack);
+        const uint32_t lazy = m.add_lazy(512, RegionKind::Stack);
+        const uint32_t big = m.add(40000, RegionKind::MapValue);
+        const uint32_t many = m.add_many(3, 24, RegionKind::MapValue);
+        const uint32_t copied = m.add_copy(64, 8, init, 3, RegionKind::Ctx);
+        m.fresh(lazy);
+        for (uint32_t r : {small, lazy, big, many, many + 1, many + 2}) {
+            EXPECT_TRUE(all_equal(m.region(r), 0, m.region(r).size, 0)) << "region " << r;
+            std::memset(m.region(r).data, 0xab, m.region(r).size);
+        }
+        const Region& c = m.region(copied);
+        ASSERT_EQ(c.size, 64u);
+        EXPECT_TRUE(all_equal(c, 0, 8, 0));
+        EXPECT_EQ(c.data[8], 1);
+        EXPECT_EQ(c.data[9], 2);
+        EXPECT_EQ(c.data[10], 3);
+        EXPECT_TRUE(all_equal(c, 11, 64, 0));
+        std::memset(c.data, 0xab, c.size);
+        {
+            Memory other;
+            const uint32_t o = other.add(512, RegionKind::Stack);
+            EXPECT_TRUE(all_equal(other.region(o), 0, 512, 0));
+            for (uint32_t r = 0; r < m.count(); ++r) {
+                const Region& mine = m.region(r);
+                EXPECT_TRUE(other.region(o).data + 512 <= mine.data || mine.data + mine.size <= other.region(o).data);
+            }
+            std::memset(other.region(o).data, 0xcd, 512);
+        }
+        EXPECT_TRUE(all_equal(m.region(small), 0, 512, 0xab));
+    }
+}
+
+// A run that falls through the last insn, or returns past it, ends in a fault there.
+TEST(InterpFaults, RunningPastTheLastInsnIsAFault) {
+    ExecResult r = run({mov64_imm(0, 1), mov64_imm(1, 2)});
+    EXPECT_EQ(r.status, S::Fault);
+    EXPECT_EQ(r.fault_pc, 2u);
+    EXPECT_EQ(r.reason, "execution ran past the last insn");
+    EXPECT_EQ(r.steps, 3u);
+    // A call as the last insn: its callee (insn 1) returns past the end.
+    r = run({ja(1), exit_insn(), call_pseudo(-2)});
+    EXPECT_EQ(r.status, S::Fault);
+    EXPECT_EQ(r.fault_pc, 3u);
+    EXPECT_EQ(r.reason, "execution ran past the last insn");
+}
+
+// content_digest() stands for entries(): maps of one definition with equal entries have equal
+// digests, and changing any bit of any key or value changes it; bytes entries() does not show
+// (an array element's padding) do not count.
+TEST(InterpMaps, DigestFollowsEveryByteOfTheEntries) {
+    const std::vector<MapDef> defs = {
+        MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 24, .max_entries = 3},   // values contiguous
+        MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 12, .max_entries = 3},   // padded to 16
+        MapDef{.type = BPF_MAP_TYPE_PERCPU_ARRAY, .key_size = 4, .value_size = 7, .max_entries = 2},
+        MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 20, .max_entries = 4},
+    };
+    for (const MapDef& def : defs) {
+        SCOPED_TRACE("map type " + std::to_string(def.type) + ", value size " + std::to_string(def.value_size));
+        std::vector<MapEntry> entries;
+        for (uint32_t k = 0; k < std::min<uint32_t>(def.max_entries, 3); ++k) {
+            MapEntry e{std::vector<uint8_t>(def.key_size, 0), std::vector<uint8_t>(def.value_size, 0)};
+            e.key[0] = static_cast<uint8_t>(k);
+            for (size_t b = 0; b < e.value.size(); ++b) e.value[b] = static_cast<uint8_t>(k * 31 + b);
+            entries.push_back(std::move(e));
+        }
+        auto digest_of = [&](const std::vector<MapEntry>& es, bool touch_padding = false) {
+            Memory mem;
+            MapModel m(def, mem);
+            EXPECT_TRUE(m.user_fill(es));
+            uint32_t r = 0, off = 0;
+            if (touch_padding && mem.region_of(m.direct_value(0), r, off))
+                mem.region(r).data[off + def.value_size] = 0x5a;  // first padding byte of element 0
+            std::vector<MapEntry> in_key_order = es;  // how entries() lists them
+            std::sort(in_key_order.begin(), in_key_order.end(), [](const MapEntry& a, const MapEntry& b) { return a.key < b.key; });
+            EXPECT_EQ(m.entries(), in_key_order);
+            return m.content_digest();
+        };
+        const uint64_t base = digest_of(entries);
+        EXPECT_EQ(digest_of(entries), base);
+        for (size_t e = 0; e < entries.size(); ++e) {
+            for (size_t b = 0; b < def.value_size; ++b) {
+                for (uint8_t bit : {uint8_t{1}, uint8_t{0x80}}) {
+                    std::vector<MapEntry> changed = entries;
+                    changed[e].value[b] ^= bit;
+                    EXPECT_NE(digest_of(changed), base) << "entry " << e << " value byte " << b;
+                }
+            }
+            if (def.type == BPF_MAP_TYPE_HASH) {
+                for (size_t b = 0; b < def.key_size; ++b) {
+                    std::vector<MapEntry> changed = entries;
+                    changed[e].key[b] ^= 0x40;
+                    EXPECT_NE(digest_of(changed), base) << "entry " << e << " key byte " << b;
+                }
+            }
+        }
+        if (def.type == BPF_MAP_TYPE_ARRAY && def.value_size % 8 != 0) {
+            EXPECT_EQ(digest_of(entries, true), base);
+        }
+    }
 }
 
 TEST(InterpFaults, AreResultsWithPcAndReason) {

@@ -62,6 +62,29 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
 }
 
 namespace {
+// memcpy(dst, src, n) for a map value: most are a few words, which two overlapping host moves
+// per size class copy without a call.
+inline void copy_value(uint8_t* dst, const uint8_t* src, size_t n) {
+    if (n > 16 && n <= 32) {
+        const uint64_t a = load_host<uint64_t>(src), b = load_host<uint64_t>(src + 8);
+        const uint64_t c = load_host<uint64_t>(src + n - 16), d = load_host<uint64_t>(src + n - 8);
+        store_host(dst, a);
+        store_host(dst + 8, b);
+        store_host(dst + n - 16, c);
+        store_host(dst + n - 8, d);
+    } else if (n >= 8 && n <= 16) {
+        const uint64_t a = load_host<uint64_t>(src), b = load_host<uint64_t>(src + n - 8);
+        store_host(dst, a);
+        store_host(dst + n - 8, b);
+    } else if (n >= 4 && n < 8) {
+        const uint32_t a = load_host<uint32_t>(src), b = load_host<uint32_t>(src + n - 4);
+        store_host(dst, a);
+        store_host(dst + n - 4, b);
+    } else if (n != 0) {
+        std::memcpy(dst, src, n);
+    }
+}
+
 // The N (4 or 8) bytes of a key as a big-endian number: for keys of one size, these numbers are
 // in memcmp order. One host load, byte-swapped on a little-endian host (compilers make the
 // shifts one instruction).
@@ -273,21 +296,26 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
     return 0;
 }
 
-void MapModel::user_fill(const std::vector<MapEntry>& entries) {
+bool MapModel::user_fill(const std::vector<MapEntry>& entries) {
+    const uint32_t ks = def_.key_size, vs = def_.value_size;
     if (kind_ == Kind::Array) {
         // user_update() of an array, plain or per-CPU (update(key, value, BPF_ANY)): the slot, or
         // this CPU's copy, takes the value; a key out of range fails (E2BIG), and nothing else
         // can. Most inputs fill arrays, and every run of every program fills them again: so one
         // loop without the dispatch per entry.
-        const uint32_t vs = def_.value_size;
         for (const MapEntry& e : entries) {
+            if (e.key.size() != ks || e.value.size() < vs) return false;
             const uint32_t idx = static_cast<uint32_t>(load_le(e.key.data(), 4));
             if (idx >= def_.max_entries) continue;
-            std::memcpy(percpu_ ? mem_.region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
+            copy_value(percpu_ ? mem_.region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
         }
-        return;
+        return true;
     }
-    for (const MapEntry& e : entries) (void)user_update(e.key.data(), e.value.data());
+    for (const MapEntry& e : entries) {
+        if (e.key.size() != ks || e.value.size() < vs) return false;
+        (void)user_update(e.key.data(), e.value.data());
+    }
+    return true;
 }
 
 void MapModel::user_value(const uint8_t* p, std::vector<uint8_t>& out) const {
@@ -331,30 +359,42 @@ uint64_t MapModel::percpu_direct_value(uint32_t off) const {
 }
 
 namespace {
-// A multiply-xorshift fold over 64-bit words (bytes taken little-endian, the tail zero-padded and
-// its length folded in): a digest for equality checks, not for security.
+// A 64-bit digest for equality checks, not for security: 16 bytes at a time go through one
+// 64x64->128-bit multiply whose two halves are xor-folded, so every input bit reaches every output
+// bit in one step and a byte costs about half an instruction. Bytes are taken little-endian, a
+// tail shorter than 8 bytes is zero-padded with its length folded in. The constants are digits
+// of pi, e and the golden ratio; any odd ones would do, but they must never change between
+// builds or hosts (digests are compared within a process only, yet tests and reports rely on
+// runs being reproducible).
 struct Digest {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    void word(uint64_t v) {
-        h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 29;
+    static constexpr uint64_t kPi = 0x243f6a8885a308d3ULL, kE = 0xb7e151628aed2a6bULL, kPhi = 0x9e3779b97f4a7c15ULL;
+    uint64_t h = kPi;
+    static uint64_t fold(uint64_t a, uint64_t b) {
+        const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+        return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
     }
+    void word(uint64_t v) { h = fold(h ^ v ^ kE, kPhi); }
     void bytes(const uint8_t* p, size_t n) {
-        const uint8_t* const whole = p + (n & ~size_t{7});  // end of the whole words
-        for (; p != whole; p += 8) word(load_le(p, 8));
-        if (const size_t tail = n & 7) word(load_le(p, static_cast<uint32_t>(tail)) ^ (uint64_t{tail} << 56));
+        for (; n >= 16; p += 16, n -= 16) h = fold(h ^ load_le(p, 8) ^ kE, load_le(p + 8, 8) ^ kPhi);
+        if (n >= 8) {
+            word(load_le(p, 8));
+            p += 8;
+            n -= 8;
+        }
+        if (n) word(load_le(p, static_cast<uint32_t>(n)) ^ (uint64_t{n} << 56));
     }
 };
 }  // namespace
 
 uint64_t MapModel::content_digest() {
-    // The same walk as entries(): what it would return is what is digested.
+    // What entries() would return is what is digested: for maps of one definition (the only ones
+    // compared), equal digests mean equal entries(). Array keys are implied by the position.
     Digest d;
     std::vector<uint8_t> uv;
     if (kind_ == Kind::ArrayOfMaps) {
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             user_value(array_slot(i), uv);
-            d.word(i);
+            d.word(uv.size());
             d.bytes(uv.data(), uv.size());
         }
     } else if (kind_ == Kind::HashOfMaps) {
@@ -367,19 +407,16 @@ uint64_t MapModel::content_digest() {
         }
     } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
         const uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
+        d.word(def_.max_entries);
         if (percpu_) {
-            for (uint32_t i = 0; i < def_.max_entries; ++i) {
-                d.word(i);
-                d.bytes(mem_.region(percpu_value(i)).data, vs);
-            }
+            for (uint32_t i = 0; i < def_.max_entries; ++i) d.bytes(mem_.region(percpu_value(i)).data, vs);
+        } else if (vs == elem_size_) {
+            // Every run digests its maps, and arrays are the common kind: values that fill their
+            // slots (a multiple of 8 bytes) are one contiguous run of bytes.
+            d.bytes(array_slot(0), size_t{vs} * def_.max_entries);
         } else {
-            // Every run digests its maps, and arrays are the common kind: one walk over the
-            // contiguous slots (the values are the first vs bytes of each elem_size_ slot).
             const uint8_t* p = array_slot(0);
-            for (uint32_t i = 0; i < def_.max_entries; ++i, p += elem_size_) {
-                d.word(i);
-                d.bytes(p, vs);
-            }
+            for (uint32_t i = 0; i < def_.max_entries; ++i, p += elem_size_) d.bytes(p, vs);
         }
     } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
         for (size_t n = 0; n < elems_.size(); ++n) {

@@ -73,9 +73,10 @@ public:
     // array slot becomes NULL, the hash key is removed).
     int64_t user_update(const uint8_t* key, const uint8_t* value);
     // user_update() of every entry in order, their results ignored (how an execution fills its
-    // maps from ExecInput::maps). Every key has def().key_size bytes, every value at least
-    // def().value_size.
-    void user_fill(const std::vector<MapEntry>& entries);
+    // maps from ExecInput::maps). False at the first entry whose key does not have def().key_size
+    // bytes or whose value is shorter than def().value_size, the entries before it applied: the
+    // execution then ends with a fault, so a map half filled is never seen.
+    bool user_fill(const std::vector<MapEntry>& entries);
     // Value address of array element 0 + off (ld_imm64 MAP_VALUE), 0 when not an array.
     uint64_t direct_value(uint32_t off) const;
     // Per-CPU pointer (kPercpuBase + ...) of element 0 + off of a per-CPU array (bpf-next: ld_imm64

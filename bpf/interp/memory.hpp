@@ -25,37 +25,46 @@ struct Region {
 
 class Memory {
 public:
-    // The region and chunk tables come from the previous execution on this thread, emptied but
-    // with their storage (a run of a small program is short enough for two mallocs to count).
-    Memory() : chunks_(std::move(spare_tables().chunks)), regions_(std::move(spare_tables().regions)) {
-        chunks_.clear();
-        regions_.clear();
+    // The storage of the previous execution on this thread is reused (a run of a small program
+    // is short enough for the mallocs of its own tables and chunks to count).
+    Memory() : ws_(Workspace::take()) {
+        ws_->regions.clear();
+        sync_regions();
+        Chunk& c = ws_->chunks.front();
+        chunk_next_ = c.data.get();
+        chunk_left_ = c.size;
     }
     Memory(const Memory&) = delete;
     Memory& operator=(const Memory&) = delete;
-    ~Memory() {
-        std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
-        for (Chunk& c : chunks_)
-            if (c.size == kChunkSize && spare.size() < kMaxSpareChunks) spare.push_back(std::move(c.data));
-        chunks_.clear();
-        regions_.clear();
-        Tables& t = spare_tables();
-        if (chunks_.capacity() > t.chunks.capacity()) t.chunks = std::move(chunks_);
-        if (regions_.capacity() > t.regions.capacity()) t.regions = std::move(regions_);
-    }
+    ~Memory() { Workspace::give_back(ws_); }
     // Adds a zero-filled region of `size` bytes; returns its index.
     uint32_t add(uint32_t size, RegionKind kind, bool writable = true) {
-        regions_.push_back(Region{allocate(size), size, writable, kind});
-        return static_cast<uint32_t>(regions_.size() - 1);
+        ws_->regions.push_back(Region{allocate(size), size, writable, kind});
+        sync_regions();
+        return static_cast<uint32_t>(count_ - 1);
+    }
+    // A region of `size` bytes holding the `n` bytes at `src` from offset `at` on, zero elsewhere
+    // (at + n <= size): what add() and a copy make, without zeroing what is copied over.
+    uint32_t add_copy(uint32_t size, uint32_t at, const uint8_t* src, size_t n, RegionKind kind, bool writable = true) {
+        uint8_t* p = allocate_bytes_uninit(round16(size));
+        // Most calls copy the whole region: no call for an empty part.
+        if (at) std::memset(p, 0, at);
+        if (n) std::memcpy(p + at, src, n);
+        if (const size_t rest = size - at - n) std::memset(p + at + n, 0, rest);
+        ws_->regions.push_back(Region{p, size, writable, kind});
+        sync_regions();
+        return static_cast<uint32_t>(count_ - 1);
     }
     // `count` regions of `size` bytes each, as that many add() calls make them (consecutive
     // indices; returns the first), from one allocation: a per-CPU array adds one per element.
     uint32_t add_many(uint32_t count, uint32_t size, RegionKind kind, bool writable = true) {
-        const uint32_t first = static_cast<uint32_t>(regions_.size());
+        const uint32_t first = static_cast<uint32_t>(count_);
         const size_t stride = round16(size);
         uint8_t* p = count ? allocate_bytes(stride * count) : nullptr;
-        regions_.reserve(regions_.size() + count);
-        for (uint32_t i = 0; i < count; ++i, p += stride) regions_.push_back(Region{p, size, writable, kind});
+        std::vector<Region>& regions = ws_->regions;
+        regions.reserve(regions.size() + count);
+        for (uint32_t i = 0; i < count; ++i, p += stride) regions.push_back(Region{p, size, writable, kind});
+        sync_regions();
         return first;
     }
     // The same region, but its storage is allocated (zeroed) only when it is first used: by
@@ -63,9 +72,10 @@ public:
     // translate() sees no difference; an access that fails there looks for a lazy region before
     // it fails. An execution adds eight frame stacks and most runs enter none but the first.
     uint32_t add_lazy(uint32_t size, RegionKind kind, bool writable = true) {
-        const uint32_t r = static_cast<uint32_t>(regions_.size());
+        const uint32_t r = static_cast<uint32_t>(count_);
         if (r >= kMaxLazy) return add(size, kind, writable);
-        regions_.push_back(Region{nullptr, 0, writable, kind});
+        ws_->regions.push_back(Region{nullptr, 0, writable, kind});
+        sync_regions();
         lazy_size_[r] = size;
         lazy_mask_ |= uint32_t{1} << r;
         return r;
@@ -85,7 +95,7 @@ public:
     uint8_t* translate(uint64_t a, uint32_t size, bool write) {
         uint64_t d = a - kRegionBase;
         uint64_t r = d >> 32;
-        if (r >= regions_.size()) return nullptr;
+        if (r >= count_) return nullptr;
         const Region& reg = regions_[r];
         uint64_t off = static_cast<uint32_t>(d);
         if (off + size > reg.size) [[unlikely]]
@@ -94,45 +104,92 @@ public:
         return reg.data + off;
     }
     Region& region(uint32_t r) { return regions_[r]; }
-    [[nodiscard]] uint32_t count() const { return static_cast<uint32_t>(regions_.size()); }
+    [[nodiscard]] uint32_t count() const { return static_cast<uint32_t>(count_); }
     // Region index of a pointer value when it points into (or one past) a known region.
     [[nodiscard]] bool region_of(uint64_t a, uint32_t& r, uint32_t& off) const {
         uint64_t d = a - kRegionBase;
-        if ((d >> 32) >= regions_.size()) return false;
+        if ((d >> 32) >= count_) return false;
         r = static_cast<uint32_t>(d >> 32);
         off = static_cast<uint32_t>(d);
         return true;
     }
 
 private:
+    static constexpr size_t kChunkSize = 16 * 1024;
+    // A block of storage regions are cut from.
+    struct Chunk {
+        std::unique_ptr<uint8_t[]> data;
+        size_t size = 0;
+    };
+    // What an execution's memory is made in, kept per thread from one execution to the next:
+    // chunks [0, current] are this execution's. Regions are zeroed when they are cut (one
+    // memset of all a run used, at its end, measured as more instructions: a few KiB are enough
+    // for glibc's `rep stosb`).
+    struct Workspace {
+        std::vector<Chunk> chunks;  // never empty
+        size_t current = 0;
+        bool grew = false;  // a chunk was added during this execution
+        std::vector<Region> regions;
+        bool busy = false;
+        bool own = false;  // made for one execution because the thread's was busy: deleted after it
+
+        Workspace() { chunks.push_back(Chunk{std::unique_ptr<uint8_t[]>(new uint8_t[kChunkSize]), kChunkSize}); }
+        static Workspace* take() {
+            static thread_local Workspace mine;
+            if (!mine.busy) {
+                mine.busy = true;
+                return &mine;
+            }
+            // Another execution on this thread is running (none does today): one of its own.
+            Workspace* w = new Workspace;
+            w->busy = w->own = true;
+            return w;
+        }
+        static void give_back(Workspace* w) {
+            w->current = 0;
+            if (w->grew) {
+                // Chunks beyond the standard size served one execution's big regions: not kept.
+                std::erase_if(w->chunks, [](const Chunk& c) { return c.size != kChunkSize; });
+                if (w->chunks.empty()) w->chunks.push_back(Chunk{std::unique_ptr<uint8_t[]>(new uint8_t[kChunkSize]), kChunkSize});
+                if (w->chunks.size() > kMaxChunksKept) w->chunks.resize(kMaxChunksKept);
+                w->grew = false;
+            }
+            w->busy = false;
+            if (w->own) delete w;
+        }
+    };
+    static constexpr size_t kMaxChunksKept = 8;
+
     // Zeroed bytes from a bump arena of chunks that are never moved or freed before the Memory
-    // is: an execution adds a dozen regions (eight frame stacks, ctx, packet, ...) and one malloc
-    // instead of one each is most of what setting up a run of a small program costs. Bounds are
-    // enforced by translate(), not by the allocator.
+    // is. Bounds are enforced by translate(), not by the allocator.
     static constexpr size_t round16(uint32_t size) { return (size_t{size} + 15) & ~size_t{15}; }
     uint8_t* allocate(uint32_t size) { return allocate_bytes(round16(size)); }
     uint8_t* allocate_bytes(size_t need) {
-        if (chunk_left_ < need) [[unlikely]]
-            new_chunk(need);
-        uint8_t* p = chunk_next_;
+        uint8_t* p = allocate_bytes_uninit(need);
         std::memset(p, 0, need);
+        return p;
+    }
+    uint8_t* allocate_bytes_uninit(size_t need) {
+        if (chunk_left_ < need) [[unlikely]]
+            next_chunk(need);
+        uint8_t* p = chunk_next_;
         chunk_next_ += need;
         chunk_left_ -= need;
         return p;
     }
-    // Makes the current chunk one with at least `need` free bytes.
-    [[gnu::noinline]] void new_chunk(size_t need) {
-        Chunk c{nullptr, std::max(kChunkSize, need)};
-        std::vector<std::unique_ptr<uint8_t[]>>& spare = spare_chunks();
-        if (c.size == kChunkSize && !spare.empty()) {
-            c.data = std::move(spare.back());
-            spare.pop_back();
-        } else {
-            c.data.reset(new uint8_t[c.size]);
+    // Makes the current chunk one with at least `need` free bytes: the next kept one when it is
+    // big enough, else a new one in its place.
+    [[gnu::noinline]] void next_chunk(size_t need) {
+        Workspace& w = *ws_;
+        ++w.current;
+        if (w.current == w.chunks.size() || w.chunks[w.current].size < need) {
+            const size_t size = std::max(kChunkSize, need);
+            w.chunks.insert(w.chunks.begin() + static_cast<std::ptrdiff_t>(w.current),
+                            Chunk{std::unique_ptr<uint8_t[]>(new uint8_t[size]), size});
+            w.grew = true;
         }
-        chunk_next_ = c.data.get();
-        chunk_left_ = c.size;
-        chunks_.push_back(std::move(c));
+        chunk_next_ = w.chunks[w.current].data.get();
+        chunk_left_ = w.chunks[w.current].size;
     }
     // Lazy regions (add_lazy): those among the first kMaxLazy whose storage is not allocated yet.
     static constexpr uint32_t kMaxLazy = 16;
@@ -153,31 +210,18 @@ private:
         if (off + size > reg.size || (write && !reg.writable)) return nullptr;
         return reg.data + off;
     }
-    static constexpr size_t kChunkSize = 16 * 1024;
-    // Standard-size chunks of finished executions, reused by the next ones on this thread: a
-    // malloc of this size would make glibc consolidate its fast bins every time.
-    static std::vector<std::unique_ptr<uint8_t[]>>& spare_chunks() {
-        static thread_local std::vector<std::unique_ptr<uint8_t[]>> spare;
-        return spare;
+    // The region table as translate() reads it (two loads, no vector size arithmetic), redone
+    // after every change of ws_->regions.
+    void sync_regions() {
+        regions_ = ws_->regions.data();
+        count_ = ws_->regions.size();
     }
-    static constexpr size_t kMaxSpareChunks = 8;
 
-    struct Chunk {
-        std::unique_ptr<uint8_t[]> data;
-        size_t size;
-    };
-    struct Tables {
-        std::vector<Chunk> chunks;
-        std::vector<Region> regions;
-    };
-    static Tables& spare_tables() {
-        static thread_local Tables spare;
-        return spare;
-    }
-    std::vector<Chunk> chunks_;
-    uint8_t* chunk_next_ = nullptr;  // free bytes of the last chunk
+    Workspace* const ws_;
+    Region* regions_ = nullptr;
+    size_t count_ = 0;
+    uint8_t* chunk_next_ = nullptr;  // free bytes of the current chunk
     size_t chunk_left_ = 0;
-    std::vector<Region> regions_;
     uint32_t lazy_mask_ = 0;  // bit r: region r is lazy
     uint32_t lazy_size_[kMaxLazy];  // of lazy regions only
 };
