@@ -111,12 +111,10 @@ struct Frame {
 constexpr uint64_t kHi = 0xffffffff00000000ULL;
 constexpr uint32_t kNoPc = 0xffffffffu;
 
-uint64_t bswap16(uint64_t v) { return ((v & 0xff) << 8) | ((v >> 8) & 0xff); }
-uint64_t bswap32(uint64_t v) {
-    uint32_t x = static_cast<uint32_t>(v);
-    return ((x & 0xffu) << 24) | ((x & 0xff00u) << 8) | ((x >> 8) & 0xff00u) | (x >> 24);
-}
-uint64_t bswap64(uint64_t v) { return (bswap32(v) << 32) | bswap32(v >> 32); }
+// BPF_END: the low 16 or 32 bits (or all 64) reversed, the rest zero.
+uint64_t bswap16(uint64_t v) { return byte_swap16(static_cast<uint16_t>(v)); }
+uint64_t bswap32(uint64_t v) { return byte_swap32(static_cast<uint32_t>(v)); }
+uint64_t bswap64(uint64_t v) { return byte_swap64(v); }
 
 // ISA division semantics (RFC 9669 §4.1; kernel rewrites in do_misc_fixups), never host traps.
 inline uint64_t udiv64(uint64_t a, uint64_t b) { return b ? a / b : 0; }

@@ -96,12 +96,10 @@ template <size_t N>
     Word v;
     std::memcpy(&v, p, N);
     if constexpr (std::endian::native == std::endian::little) {
-        if constexpr (N == 4) {
-            v = ((v & 0xffu) << 24) | ((v & 0xff00u) << 8) | ((v >> 8) & 0xff00u) | (v >> 24);
-        } else {
-            v = ((v & 0xffULL) << 56) | ((v & 0xff00ULL) << 40) | ((v & 0xff0000ULL) << 24) | ((v & 0xff000000ULL) << 8) |
-                ((v >> 8) & 0xff000000ULL) | ((v >> 24) & 0xff0000ULL) | ((v >> 40) & 0xff00ULL) | (v >> 56);
-        }
+        if constexpr (N == 4)
+            v = byte_swap32(v);
+        else
+            v = byte_swap64(v);
     }
     return v;
 }

@@ -239,6 +239,13 @@ template <typename T>
 inline void store_host(uint8_t* p, T v) {
     std::memcpy(p, &v, sizeof v);
 }
+// The bytes of a 16-, 32- or 64-bit word in reverse order (BPF_END; key order in map_model.cpp).
+// Written as shifts, which compilers make one instruction.
+constexpr uint16_t byte_swap16(uint16_t v) { return static_cast<uint16_t>((v << 8) | (v >> 8)); }
+constexpr uint32_t byte_swap32(uint32_t v) { return ((v & 0xffu) << 24) | ((v & 0xff00u) << 8) | ((v >> 8) & 0xff00u) | (v >> 24); }
+constexpr uint64_t byte_swap64(uint64_t v) {
+    return (uint64_t{byte_swap32(static_cast<uint32_t>(v))} << 32) | byte_swap32(static_cast<uint32_t>(v >> 32));
+}
 inline uint64_t load_le(const uint8_t* p, uint32_t size) {
     if constexpr (std::endian::native == std::endian::little) {
         switch (size) {
