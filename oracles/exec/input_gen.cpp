@@ -7,18 +7,15 @@
 #include <algorithm>
 
 #include "bpf/interp/interp.hpp"
+#include "bpf/interp/memory.hpp"
 #include "bpf/isa/insn.hpp"
 
 namespace patchfuzz::oracles::exec {
 namespace {
 constexpr int32_t kL = isa::kMaxLoops;
 
-void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
-    // through a local pointer: a byte store through b[] could alias b's own bounds, which the
-    // loop would reload for every byte
-    uint8_t* p = b.data() + at;
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
+// Four little-endian bytes at b[at..at+4), as the interpreter stores them.
+void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) { interp::store_le(b.data() + at, 4, v); }
 
 // A key holding `k` in its low (up to) four bytes, little-endian, and zeros above.
 void put_small_key(std::vector<uint8_t>& key, uint32_t k) {
