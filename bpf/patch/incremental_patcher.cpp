@@ -31,18 +31,32 @@ namespace {
 
 constexpr int64_t kS16Max = 32767;
 
+// An insn a branch walk may change, with its field (no patch changes an insn's opcode or
+// src_reg in place: a patched insn leaves the list and its replacements enter it).
+struct Jumper {
+    uint32_t idx;
+    Field field;
+};
+
 class Env {
 public:
-    Env(Program& prog, BranchWalk walk) : prog_(prog), indexed_(walk == BranchWalk::Indexed) {
+    // `jumpers`: storage for the indexed walk's list, kept by the patcher from batch to batch.
+    Env(Program& prog, BranchWalk walk, std::vector<Jumper>& jumpers)
+        : prog_(prog), indexed_(walk == BranchWalk::Indexed), jumpers_(jumpers) {
         // Validated programs have strictly increasing line info (check_btf_line): the entries
         // past an offset are a suffix, found by binary search; others keep the full scans. The
         // adjustments keep the order, so it is checked once per batch.
         linfo_sorted_ = std::is_sorted(prog_.linfo.begin(), prog_.linfo.end(),
                                        [](const LineInfo& a, const LineInfo& b) { return a.insn_off < b.insn_off; });
+        jumpers_.clear();
         if (!indexed_) return;
-        const auto& insns = prog_.insns;
-        for (uint32_t i = 0; i < insns.size(); ++i)
-            if (const Field f = disp_field(insns[i]); f != Field::None) jumpers_.push_back({i, f});
+        // Through a local pointer and length: the push_back could otherwise make the compiler
+        // reload the program's vector for every insn, most of which are no jumpers.
+        const isa::Insn* const insns = prog_.insns.data();
+        const auto n = static_cast<uint32_t>(prog_.insns.size());
+        for (uint32_t i = 0; i < n; ++i)
+            if (kMayAdjust[insns[i].code]) [[unlikely]]
+                if (const Field f = adj_field(insns[i]); f != Field::None) jumpers_.push_back({i, f});
     }
 
     // Calls visit(i, f) for every insn index a branch walk must consider, ascending, with f =
@@ -360,17 +374,10 @@ private:
     // adj_field(), the opcode table first: most insns are neither jumps nor ld_imm64.
     static Field disp_field(const isa::Insn& insn) { return kMayAdjust[insn.code] ? adj_field(insn) : Field::None; }
 
-    // An insn a branch walk may change, with its field (no patch changes an insn's opcode or
-    // src_reg in place: a patched insn leaves the list and its replacements enter it).
-    struct Jumper {
-        uint32_t idx;
-        Field field;
-    };
-
     Program& prog_;
     const bool indexed_;
     bool linfo_sorted_ = true;
-    std::vector<Jumper> jumpers_;  // Indexed: ascending, every insn whose disp_field() is not None
+    std::vector<Jumper>& jumpers_;  // Indexed: ascending, every insn whose disp_field() is not None
     size_t after_ = 0;             // replace_in_list(): the first entry after the replaced insns
     std::string warn_;
 };
@@ -382,11 +389,12 @@ public:
 
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
         if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
-        Env env(prog, walk_);
+        Env env(prog, walk_, jumpers_);
         const auto& patches = batch.patches;
         // Applied patches so far (their original positions and cumulative growth), to express a
         // patch's backward outgoing targets in current coordinates.
-        std::vector<int64_t> cum(patches.size() + 1, 0);
+        std::vector<int64_t>& cum = cum_;
+        cum.assign(patches.size() + 1, 0);
         int64_t delta = 0;
         // Room for the whole batch up front (the kernel reallocates per patch; where the bytes
         // live changes nothing modelled), and one patch buffer reused by every patch.
@@ -394,7 +402,7 @@ public:
         for (const Patch& p : patches) most = std::max(most, grown += growth(p));
         prog.insns.reserve(prog.insns.size() + static_cast<size_t>(most));
         prog.aux.reserve(prog.aux.size() + static_cast<size_t>(most));
-        std::vector<isa::Insn> buf;
+        std::vector<isa::Insn>& buf = buf_;
         for (size_t q = 0; q < patches.size(); ++q) {
             const Patch& p = patches[q];
             const uint32_t cur = static_cast<uint32_t>(p.pos + delta);
@@ -455,6 +463,10 @@ public:
 
 private:
     const BranchWalk walk_;
+    // Storage reused from batch to batch (apply() never re-enters itself).
+    std::vector<Jumper> jumpers_;
+    std::vector<int64_t> cum_;
+    std::vector<isa::Insn> buf_;
 
     static PatchOutcome fail(const Patch& p, uint32_t orig_idx, Env& env) {
         PatchOutcome o = erange_outcome(p, orig_idx);
