@@ -156,7 +156,8 @@ private:
 
 // Runs cases and reports each through `emit`, called with a case's CaseTally and with the
 // protocol's other lines (std::string): a forked worker writes them all as lines to its pipe, an
-// in-process one hands them straight to the aggregate (no text for the tally, one per case). Returns when the index range, the deadline or the stop flag ends it.
+// in-process one hands them straight to the aggregate (no text for the tally, one per case).
+// Returns when the index range, the deadline or the stop flag ends it.
 class Worker {
 public:
     Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)

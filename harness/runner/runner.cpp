@@ -192,8 +192,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         v.pass = pass;
         report.verdicts.push_back(OracleVerdict{std::move(v), arch, pass, patcher});
     };
-    // The verdicts report.verdicts[from, to) again, under another profile's name: each copied
-    // once (before push_back may move the vector).
+    // The verdicts report.verdicts[from, to) again, under another profile's name: room for them
+    // first, so that the vector does not move while they are copied from it.
     auto add_again = [&](size_t from, size_t to, const std::string& arch) {
         report.verdicts.reserve(report.verdicts.size() + (to - from));
         for (size_t k = from; k < to; ++k) {
