@@ -66,6 +66,13 @@ public:
 std::vector<std::string_view> pass_names();
 // Runs the selected passes in kernel order on `prog`, every batch through `patcher`.
 PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts);
+// The pass_names()[index] step of run_pipeline() alone (opts.only is not read): its outcome and
+// how many patches it emitted. For callers that step through the passes themselves.
+struct PassRun {
+    PatchOutcome outcome;
+    uint32_t patches = 0;
+};
+PassRun run_pass(size_t index, Program& prog, patch::Patcher& patcher, const RewriteOptions& opts);
 // True when run_pipeline(prog, P, a) and run_pipeline(prog, P, b) hand any patcher P the same
 // batches on the same programs: the options agree but for arch profile facts that no insn of
 // `prog` makes a pass read. Lets callers rewrite once for x86_64 and arm64, which differ only at

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "bpf/passes/pass_util.hpp"
+#include "bpf/util/check.hpp"
 
 namespace patchfuzz::passes {
 namespace {
@@ -45,18 +46,27 @@ std::vector<std::string_view> pass_names() {
     return v;
 }
 
+PassRun run_pass(size_t index, Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) {
+    PATCHFUZZ_CHECK(index < std::size(kPasses), "run_pass: no such pass");
+    auto pass = kPasses[index].make();
+    CountingPatcher counting(patcher);
+    PassRun run;
+    run.outcome = pass->run(prog, counting, opts);
+    run.patches = counting.count;
+    return run;
+}
+
 PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) {
     PipelineResult res;
-    for (const auto& e : kPasses) {
-        if (!opts.only.empty() && std::find(opts.only.begin(), opts.only.end(), e.name) == opts.only.end()) continue;
-        auto pass = e.make();
-        CountingPatcher counting(patcher);
-        PatchOutcome out = pass->run(prog, counting, opts);
-        res.passes_run.emplace_back(e.name);
-        res.patch_counts.emplace_back(std::string(e.name), counting.count);
-        if (!out.ok()) {
-            res.outcome = out;
-            res.failed_pass = std::string(e.name);
+    for (size_t i = 0; i < std::size(kPasses); ++i) {
+        const std::string_view name = kPasses[i].name;
+        if (!opts.only.empty() && std::find(opts.only.begin(), opts.only.end(), name) == opts.only.end()) continue;
+        PassRun run = run_pass(i, prog, patcher, opts);
+        res.passes_run.emplace_back(name);
+        res.patch_counts.emplace_back(std::string(name), run.patches);
+        if (!run.outcome.ok()) {
+            res.outcome = std::move(run.outcome);
+            res.failed_pass = std::string(name);
             return res;
         }
     }

@@ -327,13 +327,11 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 if (!c.options.only.empty() &&
                     std::find(c.options.only.begin(), c.options.only.end(), name) == c.options.only.end())
                     continue;
-                passes::RewriteOptions one = opts;
-                one.only = {std::string(name)};
                 recorder.current_pass = std::string(name);
-                const auto res = passes::run_pipeline(rewritten, driver, one);
-                for (const auto& [pass, n] : res.patch_counts) run.triggers[pass] += n;
-                final_outcome = res.outcome;
-                if (!res.outcome.ok()) break;
+                passes::PassRun one = passes::run_pass(pi, rewritten, driver, opts);
+                run.triggers[std::string(name)] += one.patches;
+                final_outcome = std::move(one.outcome);
+                if (!final_outcome.ok()) break;
             }
         }
         for (const auto& [pass, n] : run.triggers) report.pass_triggers[pass] += n;
