@@ -270,9 +270,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             continue;
         }
         // An external plugin may keep state between calls: it is called for every pass too.
-        const ArchRun* base = nullptr;
+        ArchRun* base = nullptr;
         if (c.patches.empty() && cfg.external == nullptr)
-            for (const ArchRun& r : arch_runs)
+            for (ArchRun& r : arch_runs)
                 if (r.after_prefix && passes::options_alike_but_arch(r.opts, opts)) {
                     base = &r;
                     break;
@@ -303,7 +303,11 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
         RecordingPatcher recorder(*reference, others, smt_jump, batches);
         patch::Patcher& driver = per_batch || !others.empty() ? static_cast<patch::Patcher&>(recorder) : *reference;
-        Program& rewritten = rewritten_per_arch.emplace_back(base != nullptr ? *base->after_prefix : c.program);
+        // The last profile takes the shared program itself: no later one starts from it.
+        const bool last_arch = ai + 1 == cfg.arches.size();
+        Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(c.program)
+                             : last_arch     ? rewritten_per_arch.emplace_back(std::move(*base->after_prefix))
+                                             : rewritten_per_arch.emplace_back(*base->after_prefix);
         // Only worth a copy when a later profile may start from it.
         const bool keep_prefix = base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
         patch::PatchOutcome final_outcome;
