@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bpf/patch/patch.hpp"
+#include "bpf/patch/side_by_side.hpp"
 
 namespace patchfuzz::patch {
 
@@ -18,20 +19,13 @@ public:
     // e.g. those of the passes another arch profile shares.
     AgreementPatcher(Patcher& reference, std::vector<Patcher*> others, std::vector<bool> agreed = {})
         : reference_(reference),
-          others_(std::move(others)),
-          agreed_(agreed.empty() ? std::vector<bool>(others_.size(), true) : std::move(agreed)),
-          scratch_(others_.size()),
-          outcomes_(others_.size()) {}
+          agreed_(agreed.empty() ? std::vector<bool>(others.size(), true) : std::move(agreed)),
+          side_(std::move(others)) {}
     [[nodiscard]] std::string_view name() const override { return reference_.name(); }
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
-        for (size_t i = 0; i < others_.size(); ++i) {
-            if (!agreed_[i]) continue;  // its rewrite is made apart anyway
-            scratch_[i] = prog;         // copy-assigned: the storage of the last batch is reused
-            outcomes_[i] = others_[i]->apply(scratch_[i], batch);
-        }
-        const PatchOutcome outcome = reference_.apply(prog, batch);
-        for (size_t i = 0; i < others_.size(); ++i)
-            agreed_[i] = agreed_[i] && outcomes_[i] == outcome && scratch_[i] == prog;
+        // One that disagreed once is not applied again: its rewrite is made apart anyway.
+        PatchOutcome outcome = side_.apply(reference_, prog, batch, agreed_);
+        for (size_t i = 0; i < side_.size(); ++i) agreed_[i] = agreed_[i] && side_.same(i);
         return outcome;
     }
     // Whether others[i] agreed with the reference on every batch so far.
@@ -40,10 +34,8 @@ public:
 
 private:
     Patcher& reference_;
-    std::vector<Patcher*> others_;
     std::vector<bool> agreed_;
-    std::vector<Program> scratch_;          // each other patcher's result of the last batch
-    std::vector<PatchOutcome> outcomes_;    // and its outcome (kept, like scratch_, for reuse)
+    SideBySide side_;
 };
 
 }  // namespace patchfuzz::patch

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "bpf/arch/arch_profile.hpp"
+#include "bpf/patch/side_by_side.hpp"
 #include "bpf/util/check.hpp"
 #include "oracles/exec/exec_diff.hpp"
 #include "oracles/smt/inline_equiv.hpp"
@@ -49,13 +50,15 @@ struct RecordedBatch {
     std::vector<OtherRun> others;
 };
 
-// Wraps the reference patcher: every batch is first applied by each other patcher to a copy of
-// the program, then by the reference in place.
+// Wraps the reference patcher: every batch is applied by each other patcher to a copy of the
+// program and by the reference in place (patch::SideBySide), and recorded.
 class RecordingPatcher final : public patch::Patcher {
 public:
-    RecordingPatcher(patch::Patcher& inner, std::vector<std::pair<std::string, patch::Patcher*>> others,
+    RecordingPatcher(patch::Patcher& inner, const std::vector<std::pair<std::string, patch::Patcher*>>& others,
                      bool keep_programs, std::vector<RecordedBatch>& out)
-        : inner_(inner), others_(std::move(others)), keep_programs_(keep_programs), out_(out) {}
+        : inner_(inner), side_(pointers(others)), keep_programs_(keep_programs), out_(out) {
+        for (const auto& o : others) names_.push_back(o.first);
+    }
     std::string_view name() const override { return inner_.name(); }
     patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
         RecordedBatch& r = out_.emplace_back();
@@ -65,24 +68,17 @@ public:
             r.batch = batch;
             r.before = prog;
         }
-        // Each other patcher works on its own scratch copy, assigned over the last one so its
-        // buffers are reused; only a disagreeing result is kept (moved out).
-        scratch_.resize(others_.size());
-        for (size_t i = 0; i < others_.size(); ++i) {
-            OtherRun& o = r.others.emplace_back();
-            o.name = others_[i].first;
-            scratch_[i] = prog;
-            o.outcome = others_[i].second->apply(scratch_[i], batch);
-        }
-        r.outcome = inner_.apply(prog, batch);
+        r.outcome = side_.apply(inner_, prog, batch);
+        // Only a disagreeing result is kept (moved out); an agreeing one's storage is reused.
         bool keep_after = keep_programs_;
-        for (size_t i = 0; i < others_.size(); ++i) {
-            OtherRun& o = r.others[i];
-            o.agrees = o.outcome == r.outcome && scratch_[i] == prog;
+        for (size_t i = 0; i < side_.size(); ++i) {
+            OtherRun& o = r.others.emplace_back();
+            o.name = names_[i];
+            o.outcome = side_.outcome(i);
+            o.agrees = side_.same(i);
             if (!o.agrees) {
                 keep_after = true;
-                o.out = std::move(scratch_[i]);
-                scratch_[i] = Program{};
+                o.out = side_.take_result(i);
             }
         }
         if (keep_after) r.after = prog;
@@ -92,11 +88,17 @@ public:
     std::string current_pass;
 
 private:
+    static std::vector<patch::Patcher*> pointers(const std::vector<std::pair<std::string, patch::Patcher*>>& others) {
+        std::vector<patch::Patcher*> v;
+        for (const auto& o : others) v.push_back(o.second);
+        return v;
+    }
+
     patch::Patcher& inner_;
-    std::vector<std::pair<std::string, patch::Patcher*>> others_;
+    patch::SideBySide side_;
+    std::vector<std::string> names_;
     bool keep_programs_;
     std::vector<RecordedBatch>& out_;
-    std::vector<Program> scratch_;
 };
 
 bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
