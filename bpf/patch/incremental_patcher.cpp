@@ -111,7 +111,7 @@ public:
 
     // The non-probe bpf_adj_branches(prog, pos, end_old, end_new) just after insns [pos, end_old)
     // became the insns now at [pos, end_new): with the indexed walk, the list is brought up to date
-    // (replaced()) in the same pass. The insns of the patch itself are in the list but meet
+    // (replace_in_list(), then the shift of the entries after the patch) in the same pass. The insns of the patch itself are in the list but meet
     // neither rule (curr < pos, curr >= end_new), so only those before and after it are evaluated:
     // the same insns in the same order as the kernel's walk, the same writes, the same first -ERANGE.
     bool adj_branches_after_replace(uint32_t pos, uint32_t end_old, uint32_t end_new) {
@@ -143,13 +143,9 @@ public:
         return true;
     }
 
-    // Indexed walks: the list after insns [off, off + old_cnt) became the new_cnt insns now at
-    // [off, off + new_cnt) (an insertion when new_cnt > old_cnt, a removal when new_cnt is 0).
-    void replaced(uint32_t off, uint32_t old_cnt, uint32_t new_cnt) {
-        if (!indexed_) return;
-        replace_in_list(off, old_cnt, new_cnt);
-        const uint32_t shift = new_cnt - old_cnt;  // modulo 2^32: a removal shifts down
-        for (size_t k = after_; k < jumpers_.size(); ++k) jumpers_[k].idx += shift;
+    // Indexed walks: the insn at `off` was overwritten by another (nothing moved).
+    void overwritten(uint32_t off) {
+        if (indexed_) replace_in_list(off, 1, 1);
     }
 
     // The list's entries for [off, off + old_cnt) replaced by those of the new insns at
@@ -187,7 +183,7 @@ public:
         const size_t len = patch.size();
         if (len == 1) {  // fast path: overwrite, nothing else moves
             insns[off] = patch[0];
-            replaced(off, 1, 1);
+            overwritten(off);
             return true;
         }
         const size_t old_len = insns.size();
