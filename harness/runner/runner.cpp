@@ -259,7 +259,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         const ArchRun* alike = nullptr;
         for (const ArchRun& r : arch_runs)
             // An external plugin may keep state between calls: it is called for every profile.
-            if (cfg.external == nullptr && passes::rewrites_alike(c.program, r.opts, opts)) {
+            // Explicit batches go to the patchers alone, which never read the profile: every
+            // profile's run of them is the first one's.
+            if (cfg.external == nullptr && (!c.patches.empty() || passes::rewrites_alike(c.program, r.opts, opts))) {
                 alike = &r;
                 break;
             }

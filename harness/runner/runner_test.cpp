@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "gen/patch_batch_gen.hpp"
 #include "gen/program_gen.hpp"
 #include "gen/rng_source.hpp"
 
@@ -37,11 +38,25 @@ Case generated_case(uint64_t seed) {
     return c;
 }
 
-void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles, uint64_t cases) {
+// A patcher-only case, as a campaign makes one in four: one explicit random batch, no passes.
+Case explicit_case(uint64_t seed) {
+    gen::RngSource src(seed);
+    gen::GenOptions go;
+    go.max_insns = 256;
+    Case c;
+    c.program = gen::generate(src, go).program;
+    gen::add_poke_descriptors(src, c.program, 3);
+    c.patches = {gen::generate_patch_batch(src, c.program, gen::BatchGenOptions{})};
+    c.seed = seed;
+    return c;
+}
+
+void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles, uint64_t cases,
+                                        Case (*make)(uint64_t) = generated_case) {
     const std::vector<std::string> arches{"x86_64", "arm64", "jit32"};
     uint32_t shared_prefix_cases = 0;
     for (uint64_t seed = 1; seed <= cases; ++seed) {
-        const Case c = generated_case(seed);
+        const Case c = make(seed);
         RunConfig all;
         all.oracles = oracles;
         all.arches = arches;
@@ -52,6 +67,10 @@ void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles,
             RunConfig one = all;
             one.arches = {arch};
             const CaseReport alone = run_case(c, one);
+            // An explicit batch is always judged; the passes may have nothing to patch.
+            if (!c.patches.empty()) {
+                EXPECT_FALSE(keys_of(together, arch).empty()) << "seed " << seed << ", " << arch;
+            }
             EXPECT_EQ(keys_of(together, arch), keys_of(alone, arch)) << "seed " << seed << ", " << arch;
             batches += alone.batches;
             for (const auto& [pass, n] : alone.pass_triggers) triggers[pass] += n;
@@ -61,10 +80,18 @@ void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles,
         shared_prefix_cases += together.pass_triggers.count("bpf_loop") + together.pass_triggers.count("dead_code") > 0;
     }
     // The arch-independent passes must have had something to share.
-    EXPECT_GE(shared_prefix_cases, cases / 4);
+    if (make == generated_case) {
+        EXPECT_GE(shared_prefix_cases, cases / 4);
+    }
 }
 
 TEST(Runner, ProfilesTogetherJudgeAsEachAlone) { expect_profiles_judged_alone_alike({"structural"}, 120); }
+
+// Explicit batches are applied once for every profile (the patchers read none): each profile still
+// gets every verdict, trigger and batch of its own run.
+TEST(Runner, ExplicitBatchesTogetherJudgeAsEachAlone) {
+    expect_profiles_judged_alone_alike({"structural", "exec"}, 60, explicit_case);
+}
 
 TEST(Runner, ProfilesTogetherProveJumpsAsEachAlone) { expect_profiles_judged_alone_alike({"structural", "smt-jump"}, 30); }
 
