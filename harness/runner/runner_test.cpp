@@ -28,28 +28,24 @@ std::vector<Key> keys_of(const CaseReport& r, const std::string& arch) {
     return out;
 }
 
-Case generated_case(uint64_t seed) {
+// A generated case; with `explicit_batch`, a patcher-only one as a campaign makes one in four:
+// one explicit random batch, no passes.
+Case make_case(uint64_t seed, bool explicit_batch) {
     gen::RngSource src(seed);
     gen::GenOptions go;
     go.max_insns = 256;
     Case c;
     c.program = gen::generate(src, go).program;
+    if (explicit_batch) {
+        gen::add_poke_descriptors(src, c.program, 3);
+        c.patches = {gen::generate_patch_batch(src, c.program, gen::BatchGenOptions{})};
+    }
     c.seed = seed;
     return c;
 }
 
-// A patcher-only case, as a campaign makes one in four: one explicit random batch, no passes.
-Case explicit_case(uint64_t seed) {
-    gen::RngSource src(seed);
-    gen::GenOptions go;
-    go.max_insns = 256;
-    Case c;
-    c.program = gen::generate(src, go).program;
-    gen::add_poke_descriptors(src, c.program, 3);
-    c.patches = {gen::generate_patch_batch(src, c.program, gen::BatchGenOptions{})};
-    c.seed = seed;
-    return c;
-}
+Case generated_case(uint64_t seed) { return make_case(seed, false); }
+Case explicit_case(uint64_t seed) { return make_case(seed, true); }
 
 void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles, uint64_t cases,
                                         Case (*make)(uint64_t) = generated_case) {
