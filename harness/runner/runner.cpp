@@ -1,6 +1,7 @@
 #include "harness/runner/runner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <map>
 #include <optional>
@@ -55,13 +56,15 @@ struct RecordedBatch {
 class RecordingPatcher final : public patch::Patcher {
 public:
     RecordingPatcher(patch::Patcher& inner, const std::vector<std::pair<std::string, patch::Patcher*>>& others,
-                     bool keep_programs, std::vector<RecordedBatch>& out)
-        : inner_(inner), side_(pointers(others)), keep_programs_(keep_programs), out_(out) {
+                     bool keep_programs)
+        : inner_(inner), side_(pointers(others)), keep_programs_(keep_programs) {
         for (const auto& o : others) names_.push_back(o.first);
     }
+    // Where the batches from now on are recorded (one list per arch profile).
+    void record_into(std::vector<RecordedBatch>& out) { out_ = &out; }
     std::string_view name() const override { return inner_.name(); }
     patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
-        RecordedBatch& r = out_.emplace_back();
+        RecordedBatch& r = out_->emplace_back();
         r.pass = current_pass;
         r.kind = kind_of(batch);
         if (keep_programs_) {
@@ -85,7 +88,7 @@ public:
         r.after_len = prog.insns.size();
         return r.outcome;
     }
-    std::string current_pass;
+    std::string_view current_pass;  // a trigger_names() entry
 
 private:
     static std::vector<patch::Patcher*> pointers(const std::vector<std::pair<std::string, patch::Patcher*>>& others) {
@@ -98,7 +101,7 @@ private:
     patch::SideBySide side_;
     std::vector<std::string> names_;
     bool keep_programs_;
-    std::vector<RecordedBatch>& out_;
+    std::vector<RecordedBatch>* out_ = nullptr;
 };
 
 bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
@@ -134,6 +137,32 @@ bool wants(const RunConfig& cfg, std::string_view oracle) {
         if (o == oracle) return true;
     return false;
 }
+
+// The passes in kernel order, and the slot after them that counts explicit batches.
+const std::vector<std::string_view>& trigger_names() {
+    static const std::vector<std::string_view> names = [] {
+        std::vector<std::string_view> v = passes::pass_names();
+        v.emplace_back("explicit");
+        return v;
+    }();
+    return names;
+}
+
+// Patches emitted per trigger_names() slot by one profile's run; a slot exists (`ran`) once its
+// pass has run, even when it patched nothing, as in CaseReport::pass_triggers.
+struct Triggers {
+    static constexpr size_t kSlots = 8;
+    std::array<uint32_t, kSlots> patches{};
+    std::array<bool, kSlots> ran{};
+    void add(size_t slot, uint32_t n) {
+        ran[slot] = true;
+        patches[slot] += n;
+    }
+    void add_to(std::map<std::string, uint32_t>& out) const {
+        for (size_t i = 0; i < kSlots; ++i)
+            if (ran[i]) out[std::string(trigger_names()[i])] += patches[i];
+    }
+};
 
 // Inline proofs depend only on (arch, iterator variant): prove once per process.
 std::vector<oracles::smt::InlineProof> inline_proofs(const ArchProfile& arch, passes::IterInline iter,
@@ -206,13 +235,17 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         }
     };
 
+    const std::vector<std::string_view>& slot_names = trigger_names();
+    PATCHFUZZ_CHECK(slot_names.size() <= Triggers::kSlots, "Triggers has a slot for every pass");
+    const size_t explicit_slot = slot_names.size() - 1;
+    const bool structural = wants(cfg, "structural"), smt_jump = wants(cfg, "smt-jump"), exec = wants(cfg, "exec");
     std::deque<std::vector<RecordedBatch>> batches_per_arch;  // stable addresses for `memo`
     std::vector<BatchVerdicts> memo;
     std::vector<ArchProfile> exec_arches;  // profiles whose rewrite succeeded, for the exec oracle
     // Rewrites the exec oracle need not make again: the reference's whole rewrite per profile, and
     // another patcher's when each of its batches gave the reference's very program and outcome
     // (the passes are deterministic functions of the program, so its whole rewrite is the same).
-    const bool per_batch = wants(cfg, "structural") || wants(cfg, "smt-jump");
+    const bool per_batch = structural || smt_jump;
     std::deque<Program> rewritten_per_arch;  // stable addresses for `given_rewrites`
     std::vector<oracles::exec::GivenRewrite> given_rewrites;
     // A profile whose rewrite of this program is another's (passes::rewrites_alike: x86_64 and
@@ -222,7 +255,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         passes::RewriteOptions opts;
         size_t verdicts_from = 0, verdicts_to = 0;  // its per-batch verdicts in report.verdicts
         uint32_t batches = 0;
-        std::map<std::string, uint32_t> triggers;
+        Triggers triggers;
         const Program* rewritten = nullptr;
         bool ok = false;
         std::vector<bool> others_agree;
@@ -232,7 +265,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         std::optional<Program> after_prefix;
         uint32_t prefix_batches = 0;
         size_t prefix_verdicts_to = 0;
-        std::map<std::string, uint32_t> prefix_triggers;
+        Triggers prefix_triggers;
         std::vector<bool> prefix_agree;
     };
     std::vector<ArchRun> arch_runs;
@@ -244,12 +277,30 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             add(std::move(proof.verdict), std::string(arch.name), "iter_inline", proof.sequence);
     };
     auto add_exec_rewrites = [&](const ArchProfile& arch, const ArchRun& run) {
-        if (!wants(cfg, "exec") || !run.ok || !c.patches.empty()) return;
+        if (!exec || !run.ok || !c.patches.empty()) return;
         exec_arches.push_back(arch);
         given_rewrites.push_back({std::string(arch.name), patcher_names[0], run.rewritten});
         for (size_t i = 0; i < run.others_agree.size(); ++i)
             if (run.others_agree[i]) given_rewrites.push_back({std::string(arch.name), patcher_names[i + 1], run.rewritten});
     };
+    // One reference and one of each other patcher serve every profile (they keep only storage
+    // between batches). Every other patcher applies each batch too (to a copy) when an oracle reads
+    // their agreement: the per-batch ones, and exec, which then need not rewrite with them again.
+    auto reference = patch::make_patcher(patcher_names[0]);
+    PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
+    std::vector<std::unique_ptr<patch::Patcher>> other_patchers;
+    std::vector<std::pair<std::string, patch::Patcher*>> others;
+    if (per_batch || exec)
+        for (size_t i = 1; i < patcher_names.size(); ++i) {
+            other_patchers.push_back(patch::make_patcher(patcher_names[i]));
+            PATCHFUZZ_CHECK(other_patchers.back() != nullptr, "runner given an unknown patcher (the CLI validates names)");
+            others.emplace_back(patcher_names[i], other_patchers.back().get());
+        }
+    const size_t internal_others = others.size();  // the external plugin, if any, comes last
+    if (per_batch && cfg.external != nullptr) others.emplace_back(cfg.external_name, cfg.external);
+    RecordingPatcher recorder(*reference, others, smt_jump);
+    patch::Patcher& driver = per_batch || !others.empty() ? static_cast<patch::Patcher&>(recorder) : *reference;
+
     for (size_t ai = 0; ai < cfg.arches.size(); ++ai) {
         const std::string& arch_name = cfg.arches[ai];
         auto arch = arch_by_name(arch_name);
@@ -267,7 +318,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             }
         if (alike != nullptr) {
             add_again(alike->verdicts_from, alike->verdicts_to, arch_name);
-            for (const auto& [pass, n] : alike->triggers) report.pass_triggers[pass] += n;
+            alike->triggers.add_to(report.pass_triggers);
             report.batches += alike->batches;
             add_inline_proofs(*arch);
             add_exec_rewrites(*arch, *alike);
@@ -289,24 +340,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             run.triggers = base->prefix_triggers;
         }
 
-        auto reference = patch::make_patcher(patcher_names[0]);
-        PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
-        // Every other patcher applies each batch too (to a copy) when an oracle reads their
-        // agreement: the per-batch ones, and exec, which then need not rewrite with them again.
-        std::vector<std::unique_ptr<patch::Patcher>> other_patchers;
-        std::vector<std::pair<std::string, patch::Patcher*>> others;
-        if (per_batch || wants(cfg, "exec"))
-            for (size_t i = 1; i < patcher_names.size(); ++i) {
-                other_patchers.push_back(patch::make_patcher(patcher_names[i]));
-                PATCHFUZZ_CHECK(other_patchers.back() != nullptr, "runner given an unknown patcher (the CLI validates names)");
-                others.emplace_back(patcher_names[i], other_patchers.back().get());
-            }
-        const size_t internal_others = others.size();  // the external plugin, if any, comes last
-        if (per_batch && cfg.external != nullptr) others.emplace_back(cfg.external_name, cfg.external);
-        const bool smt_jump = wants(cfg, "smt-jump");
         std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
-        RecordingPatcher recorder(*reference, others, smt_jump, batches);
-        patch::Patcher& driver = per_batch || !others.empty() ? static_cast<patch::Patcher&>(recorder) : *reference;
+        recorder.record_into(batches);
         // The last profile takes the shared program itself: no later one starts from it.
         const bool last_arch = ai + 1 == cfg.arches.size();
         Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(c.program)
@@ -317,16 +352,15 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         patch::PatchOutcome final_outcome;
 
         if (!c.patches.empty()) {
-            recorder.current_pass = "explicit";
+            recorder.current_pass = slot_names[explicit_slot];
             for (const auto& b : c.patches) {
                 final_outcome = driver.apply(rewritten, b);
-                run.triggers["explicit"] += static_cast<uint32_t>(b.patches.size());
+                run.triggers.add(explicit_slot, static_cast<uint32_t>(b.patches.size()));
                 if (!final_outcome.ok()) break;
             }
         } else {
-            const std::vector<std::string_view> names = passes::pass_names();
-            for (size_t pi = base != nullptr ? prefix_passes : 0; pi < names.size(); ++pi) {
-                const std::string_view name = names[pi];
+            for (size_t pi = base != nullptr ? prefix_passes : 0; pi < explicit_slot; ++pi) {
+                const std::string_view name = slot_names[pi];
                 if (pi == prefix_passes && keep_prefix) {
                     run.after_prefix = rewritten;
                     run.prefix_batches = static_cast<uint32_t>(batches.size());
@@ -335,14 +369,14 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 if (!c.options.only.empty() &&
                     std::find(c.options.only.begin(), c.options.only.end(), name) == c.options.only.end())
                     continue;
-                recorder.current_pass = std::string(name);
+                recorder.current_pass = name;
                 passes::PassRun one = passes::run_pass(pi, rewritten, driver, opts);
-                run.triggers[std::string(name)] += one.patches;
+                run.triggers.add(pi, one.patches);
                 final_outcome = std::move(one.outcome);
                 if (!final_outcome.ok()) break;
             }
         }
-        for (const auto& [pass, n] : run.triggers) report.pass_triggers[pass] += n;
+        run.triggers.add_to(report.pass_triggers);
         run.batches = (base != nullptr ? base->prefix_batches : 0) + static_cast<uint32_t>(batches.size());
         report.batches += run.batches;
 
@@ -372,7 +406,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 reference_jumps->patch_kind = kind;
             }
             for (const OtherRun& o : rb.others) {
-                if (wants(cfg, "structural")) {
+                if (structural) {
                     // Equal outputs were established while recording: the comparison's verdict is known.
                     auto v = o.agrees ? oracles::identical_outputs_verdict(rb.outcome, rb.after_len)
                                       : oracles::compare_patcher_outputs({patcher_names[0], &rb.after, rb.outcome},
