@@ -158,6 +158,10 @@ struct Triggers {
         ran[slot] = true;
         patches[slot] += n;
     }
+    void add(const Triggers& other) {
+        for (size_t i = 0; i < kSlots; ++i)
+            if (other.ran[i]) add(i, other.patches[i]);
+    }
     void add_to(std::map<std::string, uint32_t>& out) const {
         for (size_t i = 0; i < kSlots; ++i)
             if (ran[i]) out[std::string(trigger_names()[i])] += patches[i];
@@ -238,6 +242,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     const std::vector<std::string_view>& slot_names = trigger_names();
     PATCHFUZZ_CHECK(slot_names.size() <= Triggers::kSlots, "Triggers has a slot for every pass");
     const size_t explicit_slot = slot_names.size() - 1;
+    Triggers case_triggers;  // every profile's, for report.pass_triggers
     const bool structural = wants(cfg, "structural"), smt_jump = wants(cfg, "smt-jump"), exec = wants(cfg, "exec");
     std::deque<std::vector<RecordedBatch>> batches_per_arch;  // stable addresses for `memo`
     std::vector<BatchVerdicts> memo;
@@ -318,7 +323,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             }
         if (alike != nullptr) {
             add_again(alike->verdicts_from, alike->verdicts_to, arch_name);
-            alike->triggers.add_to(report.pass_triggers);
+            case_triggers.add(alike->triggers);
             report.batches += alike->batches;
             add_inline_proofs(*arch);
             add_exec_rewrites(*arch, *alike);
@@ -376,7 +381,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 if (!final_outcome.ok()) break;
             }
         }
-        run.triggers.add_to(report.pass_triggers);
+        case_triggers.add(run.triggers);
         run.batches = (base != nullptr ? base->prefix_batches : 0) + static_cast<uint32_t>(batches.size());
         report.batches += run.batches;
 
@@ -443,6 +448,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         add_inline_proofs(*arch);
         add_exec_rewrites(*arch, run);
     }
+    case_triggers.add_to(report.pass_triggers);
     if (!exec_arches.empty()) {
         // Original (kfunc and helper calls run by reference models) vs each patcher's rewrite,
         // on the case's own inputs and on generated ones (seeded by the case); one call for every
