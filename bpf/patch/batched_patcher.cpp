@@ -607,12 +607,35 @@ public:
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
         if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
         if (batch.patches.empty()) return {};
-        // One per thread, not per patcher: the harness makes a patcher per run of a case, which
-        // applies only one or two batches. apply() never re-enters itself, and a Batch keeps
-        // nothing in the scratch once it returns.
-        thread_local BatchScratch scratch;
-        Batch b(prog, batch, scratch);
+        Batch b(prog, batch, scratch());
         return b.run(prog);
+    }
+    // The output's insns and aux are built from the input's anyway (Batch::run): only the side
+    // tables, which the sweeps adjust in place, are copied first. A failed batch leaves `out` a
+    // copy of `in`, as apply() leaves the program untouched.
+    PatchOutcome apply_to(const Program& in, Program& out, const PatchBatch& batch) override {
+        if (auto msg = validate_batch(in, batch); !msg.empty()) {
+            out = in;
+            return invalid_outcome(msg);
+        }
+        if (batch.patches.empty()) {
+            out = in;
+            return {};
+        }
+        copy_all_but_code(in, out);
+        Batch b(in, batch, scratch());
+        PatchOutcome o = b.run(out);
+        if (!o.ok()) out = in;
+        return o;
+    }
+
+private:
+    // One per thread, not per patcher: the harness makes a patcher per case, which applies only a
+    // few batches. apply() never re-enters itself, and a Batch keeps nothing in the scratch once
+    // it returns.
+    static BatchScratch& scratch() {
+        thread_local BatchScratch s;
+        return s;
     }
 };
 

@@ -79,6 +79,13 @@ public:
     virtual ~Patcher() = default;
     [[nodiscard]] virtual std::string_view name() const = 0;
     virtual PatchOutcome apply(Program& prog, const PatchBatch& batch) = 0;
+    // `out` becomes what apply() makes of a copy of `in` (outcome and program alike). For callers
+    // that keep the input (a side-by-side run): a patcher that builds the new insns afresh
+    // overrides it to skip copying the old ones first. `out`'s storage is reused.
+    virtual PatchOutcome apply_to(const Program& in, Program& out, const PatchBatch& batch) {
+        out = in;
+        return apply(out, batch);
+    }
 };
 
 // How the incremental patcher walks the program for branch fix-ups (bpf_adj_branches,

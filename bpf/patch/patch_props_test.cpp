@@ -21,13 +21,37 @@ using testgen::BatchOpts;
 struct Both {
     PatchOutcome inc, bat, every;
     Program pi, pb, pe;  // pe: the incremental patcher walking every insn
+    // apply_to(): each patcher's result written over an unrelated program (its storage reused)
+    PatchOutcome inc_to, bat_to;
+    Program pi_to, pb_to;
 };
 
+// A program unlike `prog` in every field: what apply_to() must leave no trace of.
+Program stale_unlike(const Program& prog) {
+    Program s = prog;
+    s.name += "-stale";
+    s.prog_type += 1;
+    s.attach = prog.attach == TraceAttach::Other ? TraceAttach::Fentry : TraceAttach::Other;
+    s.attach_btf_vlen += 1;
+    s.insns.push_back(isa::exit_insn());
+    s.aux.push_back(InsnAux{.orig_idx = 77});
+    s.subprogs.push_back(SubprogInfo{.start = 99});
+    s.linfo.push_back(LineInfo{.insn_off = 98});
+    s.finfo.push_back(FuncInfo{});
+    s.insn_arrays.push_back(InsnArray{});
+    s.pokes.push_back(PokeDesc{});
+    s.kfuncs.push_back(KfuncDesc{});
+    s.maps.push_back(MapDef{});
+    return s;
+}
+
 Both run_both(const Program& prog, const PatchBatch& batch) {
-    Both b{.pi = prog, .pb = prog, .pe = prog};
+    Both b{.pi = prog, .pb = prog, .pe = prog, .pi_to = stale_unlike(prog), .pb_to = stale_unlike(prog)};
     b.inc = make_patcher("incremental")->apply(b.pi, batch);
     b.bat = make_patcher("batched")->apply(b.pb, batch);
     b.every = make_incremental_patcher(BranchWalk::EveryInsn)->apply(b.pe, batch);
+    b.inc_to = make_patcher("incremental")->apply_to(prog, b.pi_to, batch);
+    b.bat_to = make_patcher("batched")->apply_to(prog, b.pb_to, batch);
     return b;
 }
 
@@ -36,6 +60,12 @@ void assert_same(const Both& b) {
     RC_ASSERT(b.pi == b.pe);
     RC_ASSERT(b.inc == b.bat);
     if (b.inc.ok()) RC_ASSERT(b.pi == b.pb);
+    // apply_to() is apply() on a copy, failures included (the batched patcher then leaves it a
+    // copy of the input).
+    RC_ASSERT(b.inc_to == b.inc);
+    RC_ASSERT(b.pi_to == b.pi);
+    RC_ASSERT(b.bat_to == b.bat);
+    RC_ASSERT(b.pb_to == b.pb);
 }
 
 RC_GTEST_PROP(PatcherEquivalence, SmallProgramsAllPatchKinds, (uint64_t seed)) {
@@ -156,6 +186,10 @@ TEST(PatcherEquivalence, AcrossTheS16Limit) {
             EXPECT_EQ(b.inc.err, b.inc.log.empty() ? -ERANGE : -ENOMEM);
         }
         if (!b.inc.kernel_warn.empty()) warns++;
+        ASSERT_EQ(b.inc_to, b.inc) << "seed " << seed;
+        ASSERT_TRUE(b.pi_to == b.pi) << "seed " << seed;
+        ASSERT_EQ(b.bat_to, b.bat) << "seed " << seed;
+        ASSERT_TRUE(b.pb_to == b.pb) << "seed " << seed;  // on -ERANGE: the input, untouched
     }
     // The workload must actually exercise the failure path (and not only it).
     EXPECT_GT(failures, 0);

@@ -21,8 +21,8 @@ public:
     PatchOutcome apply(Patcher& reference, Program& prog, const PatchBatch& batch, const std::vector<bool>& run = {}) {
         for (size_t i = 0; i < others_.size(); ++i) {
             if (!runs(run, i)) continue;
-            results_[i] = prog;  // copy-assigned: the storage of the last batch is reused
-            outcomes_[i] = others_[i]->apply(results_[i], batch);
+            // The storage of the last batch's result is reused.
+            outcomes_[i] = others_[i]->apply_to(prog, results_[i], batch);
         }
         PatchOutcome outcome = reference.apply(prog, batch);
         for (size_t i = 0; i < others_.size(); ++i)

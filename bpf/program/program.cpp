@@ -17,6 +17,22 @@ bool operator==(const Program& a, const Program& b) {
            a.kfuncs == b.kfuncs && a.maps == b.maps;
 }
 
+void copy_all_but_code(const Program& in, Program& out) {
+    // A field added to Program must be added here too (and to operator== above).
+    static_assert(sizeof(Program) == sizeof(std::string) + 8 + 9 * sizeof(std::vector<int>), "copy every field of Program");
+    out.name = in.name;
+    out.prog_type = in.prog_type;
+    out.attach = in.attach;
+    out.attach_btf_vlen = in.attach_btf_vlen;
+    out.subprogs = in.subprogs;
+    out.linfo = in.linfo;
+    out.finfo = in.finfo;
+    out.insn_arrays = in.insn_arrays;
+    out.pokes = in.pokes;
+    out.kfuncs = in.kfuncs;
+    out.maps = in.maps;
+}
+
 Program make_program(std::vector<isa::Insn> insns) {
     Program p;
     p.insns = std::move(insns);

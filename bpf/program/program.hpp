@@ -169,6 +169,9 @@ struct Program {
     [[nodiscard]] uint32_t subprog_cnt() const { return subprogs.empty() ? 0 : static_cast<uint32_t>(subprogs.size() - 1); }
 };
 
+// `out` = `in` but for the insns and aux, which `out` keeps: for a patcher that writes those anew.
+void copy_all_but_code(const Program& in, Program& out);
+
 // Full equality of everything a patcher must produce (used by oracles and tests).
 bool operator==(const Program& a, const Program& b);
 
