@@ -25,7 +25,7 @@ struct RunConfig {
     // An external batched patcher loaded with --patcher-lib (owned elsewhere), compared too.
     patch::Patcher* external = nullptr;
     std::string external_name;
-    uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, if the case has none
+    uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, after the case's own
     uint32_t smt_timeout_ms = 2000;
 };
 
