@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
+#include <memory>
 
 #include "bpf/isa/helper_protos.hpp"
 #include "bpf/passes/insn_defs.hpp"
@@ -89,8 +92,9 @@ RegMask ends(const Insn& i) { return ends(i, def_regno(i)); }
 // tested against those functions and insn_successors() for every opcode byte
 // (zext_marks_test.cpp).
 
-// Where execution goes on, the cases of insn_successors().
-enum class Flow : uint8_t { Next, SkipSlot, Stop, Tables, Jump, JumpImm, Branch };
+// Where a jump goes, the jump cases of insn_successors(): nowhere (not a jump), pc + 1 + off,
+// pc + 1 + imm (gotol), or through the jump tables (gotox).
+enum class Jump : uint8_t { None, Off, Imm, Tables };
 
 constexpr RegMask kAny = 0xffff;
 
@@ -99,10 +103,14 @@ struct OpFacts {
     RegMask dst_read = 0;    // kAny: dst is read as 64 bits (masks bit(dst))
     RegMask src_read = 0;    // kAny: src is read as 64 bits
     RegMask clobbered = 0;   // calls: R0-R5
-    bool defs_dst = false;   // def_regno() is dst (else -1)
-    bool def32 = false;      // has_def32()
+    RegMask def_dst = 0;     // kAny: def_regno() is dst (else -1)
+    RegMask def32_dst = 0;   // kAny: has_def32() (of dst)
     bool by_fields = false;  // read64() and def_regno() decide (END, helper calls, atomics)
-    Flow flow = Flow::Next;
+    // Where execution goes on: pc + fall (0: not past this insn; 2: over ld_imm64's second slot),
+    // and where it jumps. Apart, so that the usual insn (fall 1, no jump) takes no branch.
+    uint8_t fall = 1;
+    Jump jump = Jump::None;
+    bool usual = false;  // neither by_fields nor a jump by imm or through the tables: see decode()
 };
 
 constexpr OpFacts op_facts(uint8_t code) {
@@ -111,7 +119,7 @@ constexpr OpFacts op_facts(uint8_t code) {
     OpFacts f;
     switch (c) {
         case BPF_ALU64:
-            f.defs_dst = true;
+            f.def_dst = kAny;
             if (o == BPF_END) {
                 f.by_fields = true;
             } else if (o == BPF_MOV) {
@@ -122,39 +130,46 @@ constexpr OpFacts op_facts(uint8_t code) {
             }
             return f;
         case BPF_ALU:
-            f.defs_dst = true;
+            f.def_dst = kAny;
             f.by_fields = o == BPF_END;
-            f.def32 = true;
+            f.def32_dst = kAny;
             return f;
         case BPF_JMP:
             if (code == (BPF_JMP | isa::kOpTailCall)) return f;
             if (o == BPF_EXIT) {
                 f.fixed_read = bit(0);
-                f.flow = Flow::Stop;
+                f.fall = 0;
             } else if (o == BPF_CALL) {
                 f.by_fields = true;
                 f.clobbered = kCallClobbered;
             } else if (o == BPF_JA) {
                 f.dst_read = x;  // gotox
-                f.flow = x ? Flow::Tables : Flow::Jump;
+                f.fall = 0;
+                f.jump = x ? Jump::Tables : Jump::Off;
             } else {
                 if (o != BPF_JCOND) {
                     f.dst_read = kAny;
                     f.src_read = x;
                 }
-                f.flow = Flow::Branch;
+                f.jump = Jump::Off;
             }
             return f;
         case BPF_JMP32:  // no 64-bit reads at all
-            if (o == BPF_EXIT) f.flow = Flow::Stop;
-            else if (o == BPF_CALL) f.clobbered = kCallClobbered;
-            else if (o == BPF_JA) f.flow = x ? Flow::Jump : Flow::JumpImm;  // gotol: JMP32 | JA | K
-            else f.flow = Flow::Branch;
+            if (o == BPF_EXIT) {
+                f.fall = 0;
+            } else if (o == BPF_CALL) {
+                f.clobbered = kCallClobbered;
+            } else if (o == BPF_JA) {
+                f.fall = 0;
+                f.jump = x ? Jump::Off : Jump::Imm;  // gotol: JMP32 | JA | K
+            } else {
+                f.jump = Jump::Off;
+            }
             return f;
         case BPF_LDX:
             f.src_read = kAny;
-            f.defs_dst = true;
-            f.def32 = BPF_SIZE(code) != BPF_DW && m != BPF_MEMSX;
+            f.def_dst = kAny;
+            f.def32_dst = BPF_SIZE(code) != BPF_DW && m != BPF_MEMSX ? kAny : 0;
             return f;
         case BPF_ST:
             f.dst_read = kAny;
@@ -168,13 +183,13 @@ constexpr OpFacts op_facts(uint8_t code) {
             }
             return f;
         default:  // BPF_LD
-            f.defs_dst = true;
+            f.def_dst = kAny;
             if (m != BPF_IMM) {
-                f.def32 = true;  // LD_ABS / LD_IND load into the low half of R0
+                f.def32_dst = kAny;  // LD_ABS / LD_IND load into the low half of R0
                 f.fixed_read = bit(6);
                 f.src_read = m == BPF_IND ? kAny : 0;
             } else if (code == (BPF_LD | BPF_IMM | BPF_DW)) {
-                f.flow = Flow::SkipSlot;
+                f.fall = 2;
             }
             return f;
     }
@@ -182,50 +197,83 @@ constexpr OpFacts op_facts(uint8_t code) {
 
 constexpr std::array<OpFacts, 256> kOpFacts = [] {
     std::array<OpFacts, 256> t{};
-    for (unsigned code = 0; code < t.size(); ++code) t[code] = op_facts(static_cast<uint8_t>(code));
+    for (unsigned code = 0; code < t.size(); ++code) {
+        t[code] = op_facts(static_cast<uint8_t>(code));
+        t[code].usual = !t[code].by_fields && (t[code].jump == Jump::None || t[code].jump == Jump::Off);
+    }
     return t;
 }();
 
-// One insn as zext_gaps() keeps it: read64(), ends(), def_regno(), and the successors of
-// insn_successors() as nodes of the liveness: a pc below n, `n` for the jump-table node that every
-// gotox leads to, `n + 1` for "no successor" (an edge leaving the program is none either).
+// The nodes of the liveness: pc < n for the insns; n and n + 1 for no insn, never live (the
+// successor an insn does not have, and an edge that leaves the program: an insn's pc + 1 or
+// pc + 2 lands on one of them past the last insn, so fall-throughs need no range check); n + 2
+// for the jump tables, the one successor of every gotox.
+constexpr uint32_t no_node(uint32_t n) { return n; }
+constexpr uint32_t tables_node(uint32_t n) { return n + 2; }
+
+// One insn as zext_gaps() keeps it: read64(), ends(), has_def32() as the bit of the def (so that
+// "a 32-bit def whose register is live" is one AND), and the successors of insn_successors() as
+// nodes: the jump target first, then the fall-through, as insn_successors() orders them.
 struct Decoded {
-    RegMask read = 0, end = 0;
-    int8_t def_reg = -1;
-    bool def32 = false;  // has_def32()
-    std::array<uint32_t, 2> succ{};
+    RegMask read, end;
+    RegMask def32;  // bit(def_regno()) for a 32-bit def (has_def32()), else 0
+    std::array<uint32_t, 2> succ;
 };
 
-// Always inlined into the loop of zext_gaps(): out of line, the call and the returned struct cost
-// as much as the decoding.
-[[gnu::always_inline]] inline Decoded decode(const Insn& insn, uint32_t pc, uint32_t n) {
+// Any insn, by the table and, where it does not decide, the functions above.
+[[gnu::noinline]] Decoded decode_any(const Insn& insn, uint32_t pc, uint32_t n) {
     const OpFacts& f = kOpFacts[insn.code];
-    Decoded d;
+    Decoded d{};
     if (f.by_fields) {
         d.read = read64(insn);
-        d.def_reg = static_cast<int8_t>(def_regno(insn));
-        d.def32 = has_def32(insn);
+        const int def = def_regno(insn);
+        d.end = static_cast<RegMask>(bit(def) | f.clobbered);
+        d.def32 = has_def32(insn) ? bit(def) : RegMask{0};
     } else {
         // dst_reg and src_reg are 4-bit fields: both shifts stay inside RegMask
-        d.read = static_cast<RegMask>(f.fixed_read | ((1u << insn.dst_reg) & f.dst_read) | ((1u << insn.src_reg) & f.src_read));
-        d.def_reg = f.defs_dst ? static_cast<int8_t>(insn.dst_reg) : int8_t{-1};
-        d.def32 = f.def32;
+        const auto dst = static_cast<RegMask>(1u << insn.dst_reg), src = static_cast<RegMask>(1u << insn.src_reg);
+        d.read = static_cast<RegMask>(f.fixed_read | (dst & f.dst_read) | (src & f.src_read));
+        d.end = static_cast<RegMask>((dst & f.def_dst) | f.clobbered);
+        d.def32 = static_cast<RegMask>(dst & f.def32_dst);
     }
-    d.end = static_cast<RegMask>(bit(d.def_reg) | f.clobbered);
-    const uint32_t none = n + 1;
-    const int64_t next = static_cast<int64_t>(pc) + 1;
-    const auto node = [n, none](int64_t t) { return t >= 0 && t < static_cast<int64_t>(n) ? static_cast<uint32_t>(t) : none; };
-    d.succ = {none, none};
-    switch (f.flow) {
-        case Flow::Next: d.succ[0] = node(next); break;
-        case Flow::SkipSlot: d.succ[0] = node(next + 1); break;
-        case Flow::Stop: break;
-        case Flow::Tables: d.succ[0] = n; break;
-        case Flow::Jump: d.succ[0] = node(next + insn.off); break;
-        case Flow::JumpImm: d.succ[0] = node(next + insn.imm); break;
-        case Flow::Branch: d.succ = {node(next + insn.off), node(next)}; break;
+    const uint32_t none = no_node(n);
+    d.succ = {none, f.fall ? pc + f.fall : none};
+    if (f.jump != Jump::None) {
+        const int64_t t = static_cast<int64_t>(pc) + 1 + (f.jump == Jump::Imm ? insn.imm : insn.off);
+        d.succ[0] = f.jump == Jump::Tables                            ? tables_node(n)
+                    : t >= 0 && t < static_cast<int64_t>(n) ? static_cast<uint32_t>(t)
+                                                            : none;
     }
     return d;
+}
+
+// The same, inline for the usual insn (OpFacts::usual: decided by the table, and any jump is by
+// `off`) and through decode_any() for the others: the loop of zext_gaps() decodes every insn, and
+// the rare cases inline would crowd its registers.
+[[gnu::always_inline]] inline Decoded decode(const Insn& insn, uint32_t pc, uint32_t n) {
+    const OpFacts& f = kOpFacts[insn.code];
+    if (!f.usual) [[unlikely]] return decode_any(insn, pc, n);
+    const auto dst = static_cast<RegMask>(1u << insn.dst_reg), src = static_cast<RegMask>(1u << insn.src_reg);
+    const uint32_t none = no_node(n);
+    Decoded d{.read = static_cast<RegMask>(f.fixed_read | (dst & f.dst_read) | (src & f.src_read)),
+              .end = static_cast<RegMask>((dst & f.def_dst) | f.clobbered),
+              .def32 = static_cast<RegMask>(dst & f.def32_dst),
+              .succ = {none, f.fall ? pc + f.fall : none}};
+    if (f.jump == Jump::Off) {
+        const int64_t t = static_cast<int64_t>(pc) + 1 + insn.off;
+        d.succ[0] = t >= 0 && t < static_cast<int64_t>(n) ? static_cast<uint32_t>(t) : none;
+    }
+    return d;
+}
+
+// Is the insn at `pc` the second slot of an ld_imm64, as a walk from pc 0 that steps over every
+// ld_imm64's second slot sees it? A run of k ld_imm64 opcodes just before pc starts with one
+// that is an insn of its own, so pc is a second slot exactly when k is odd (k is 0 in any valid
+// program: a second slot's opcode is 0).
+bool is_second_slot(const Program& prog, uint32_t pc) {
+    uint32_t k = 0;
+    while (k < pc && isa::is_ldimm64(prog.insns[pc - 1 - k])) ++k;
+    return k % 2 == 1;
 }
 
 // A 32-bit def that zext_gaps() reports when some path reads its register as 64 bits must also be
@@ -247,16 +295,22 @@ LivenessInsn liveness_insn(const Program& prog, uint32_t pc) {
     const Decoded d = decode(prog.insns[pc], pc, n);
     out.read = d.read;
     out.end = d.end;
-    out.def_reg = d.def_reg;
-    out.def32 = d.def32;
+    const OpFacts& f = kOpFacts[prog.insns[pc].code];
+    out.def_reg = static_cast<int8_t>(f.by_fields ? def_regno(prog.insns[pc]) : f.def_dst ? prog.insns[pc].dst_reg : -1);
+    out.def32 = d.def32 != 0;
     for (const uint32_t t : d.succ) {
         if (t < n) out.succ.pcs[out.succ.count++] = t;
-        out.succ.through_tables |= t == n;
+        out.succ.through_tables |= t == tables_node(n);
     }
     return out;
 }
 
-std::vector<ZextGap> zext_gaps(const Program& prog) {
+namespace {
+
+// Calls on_gap(pc, reg) for every def zext_gaps() reports, in program order; whether a def is
+// seen and unmarked is read from prog.aux as the call for it comes, so on_gap may mark the def.
+template <class OnGap>
+void for_each_gap(const Program& prog, OnGap&& on_gap) {
     const uint32_t n = prog.len();
     // The fixpoint of
     //   live64_in(pc) = read64(pc) | (OR over successors s of live64_in(s)) & ~ends(pc),
@@ -267,73 +321,80 @@ std::vector<ZextGap> zext_gaps(const Program& prog) {
     // keeps the highest pc that reads it early (`resweep`, plus one), and a change at it asks for
     // one more sweep from there down: every insn above reads only values that did not change, so
     // a loop costs a second pass over the program up to its back edge, not over all of it.
-    // Node n stands for the jump tables: every gotox has it as its one successor and it joins
-    // every table entry, so G gotox insns and E entries cost G + E reads rather than G x E.
-    // Node n + 1 is no insn and never live: the successor that an insn does not have.
-    struct Node {
-        RegMask read = 0, end = 0, live_in = 0;
-        int8_t def32_reg = -1;  // def_regno() of a 32-bit def (has_def32()), else -1
-        std::array<uint32_t, 2> succ{};
-        uint32_t resweep = 0;  // 1 + the highest pc that reads live_in before this node is swept
+    // The tables node (tables_node()) joins every table entry, so G gotox insns and E entries
+    // cost G + E reads rather than G x E.
+    // (Ending a later sweep below the back-edge target once its changes are no longer read saved
+    // half of the later sweeps' visits, but the lowest reader that it needs of every node cost
+    // more than that in the decoding loop.)
+    //
+    // A gap is a 32-bit def whose register is live after it. Each visit of an insn tests that with
+    // the live_out it computes: the last visit of an insn comes after the last change of every
+    // successor (a change above it is swept before it; one at or below it asks for a sweep that
+    // reaches it again), so the last test is the final one.
+    //
+    // What the sweeps update, all zero at the start (nothing live, no gap, no early reader), apart
+    // from the decoded insns that they read, so that only the former is cleared (one small memset).
+    struct Live {
+        RegMask live_in;
+        RegMask gap;       // the 32-bit def's register bit once it is live after the def, else 0
+        uint32_t resweep;  // 1 + the highest pc that reads live_in before this node is swept
     };
-    const uint32_t tables = n;
-    std::vector<Node> nodes(n + 2);
-    const auto live_out = [&nodes](const Node& node) {
-        return static_cast<RegMask>(nodes[node.succ[0]].live_in | nodes[node.succ[1]].live_in);
-    };
+    const std::unique_ptr<Live[]> live = std::make_unique_for_overwrite<Live[]>(n + 3);
+    std::memset(live.get(), 0, sizeof(Live) * (n + 3));  // make_unique<Live[]> would clear node by node
+    const std::unique_ptr<Decoded[]> decoded = std::make_unique_for_overwrite<Decoded[]>(n);
+    // Every insn decoded first, in a loop of its own (one loop doing both ran out of registers),
+    // and every back edge marks its target's `resweep`: a back edge's source is at or above its
+    // target, so each mark is complete before the target's first change asks for it.
+    const Insn* const insns = prog.insns.data();
+    for (uint32_t pc = 0; pc < n; ++pc) {
+        const Decoded d = decoded[pc] = decode(insns[pc], pc, n);
+        // Only the first successor, a jump's, can be a back edge (at or below pc).
+        if (d.succ[0] <= pc) live[d.succ[0]].resweep = std::max(live[d.succ[0]].resweep, pc + 1);
+    }
     // The tables node is joined before each sweep, so every gotox reads every entry early: an
     // entry asks for a resweep from the highest gotox down. Only programs with insn arrays have
-    // entries; for them the highest gotox is found first, since the first sweep needs it.
+    // entries.
     std::vector<uint32_t> table_targets;
     if (!prog.insn_arrays.empty()) {
         uint32_t gotox_top = 0;  // 1 + the highest gotox pc
         for (uint32_t pc = n; pc-- > 0 && !gotox_top;)
-            if (jumps_through_tables(prog.insns[pc])) gotox_top = pc + 1;
+            if (decoded[pc].succ[0] == tables_node(n)) gotox_top = pc + 1;
         if (gotox_top) append_jump_table_targets(prog, table_targets);
-        for (const uint32_t t : table_targets) nodes[t].resweep = std::max(nodes[t].resweep, gotox_top);
+        for (const uint32_t t : table_targets) live[t].resweep = std::max(live[t].resweep, gotox_top);
     }
-    // The first sweep decodes each insn as it reaches it. A back edge's target lies below it, so
-    // it learns its `resweep` before it is swept; the tables node is still empty.
-    uint32_t top = 0;
-    for (uint32_t pc = n; pc-- > 0;) {
-        Node& node = nodes[pc];
-        const Decoded d = decode(prog.insns[pc], pc, n);
-        node.read = d.read;
-        node.end = d.end;
-        node.def32_reg = d.def32 ? d.def_reg : int8_t{-1};
-        node.succ = d.succ;
-        // Only the first successor can be a back edge (at or below pc): the second is pc + 1.
-        if (d.succ[0] <= pc) nodes[d.succ[0]].resweep = std::max(nodes[d.succ[0]].resweep, pc + 1);
-        const auto in = static_cast<RegMask>(node.read | (live_out(node) & ~node.end));
-        if (in == 0) continue;  // as it started
-        node.live_in = in;
-        top = std::max(top, node.resweep);
-    }
-    while (top > 0) {  // one more sweep: pcs top - 1 down to 0
+    // The first sweep covers every insn; every later one the insns below the highest early reader
+    // of a node that changed.
+    const uint32_t tables = tables_node(n);
+    for (uint32_t top = n; top > 0;) {  // a sweep: pcs top - 1 down to 0
         RegMask joined = 0;
-        for (const uint32_t t : table_targets) joined |= nodes[t].live_in;
-        nodes[tables].live_in = joined;
+        for (const uint32_t t : table_targets) joined |= live[t].live_in;
+        live[tables].live_in = joined;
         uint32_t next_top = 0;
         for (uint32_t pc = top; pc-- > 0;) {
-            Node& node = nodes[pc];
-            const auto in = static_cast<RegMask>(node.read | (live_out(node) & ~node.end));
-            if (in == node.live_in) continue;
-            node.live_in = in;
-            next_top = std::max(next_top, node.resweep);
+            const Decoded& d = decoded[pc];
+            Live& l = live[pc];
+            const auto out = static_cast<RegMask>(live[d.succ[0]].live_in | live[d.succ[1]].live_in);
+            l.gap = static_cast<RegMask>(out & d.def32);
+            const auto in = static_cast<RegMask>(d.read | (out & ~d.end));
+            if (in == l.live_in) continue;
+            l.live_in = in;
+            next_top = std::max(next_top, l.resweep);
         }
         top = next_top;
     }
-    // Every live_in is final now, and so is every live_out. The liveness test first: most defs
-    // are not read as 64 bits.
-    std::vector<ZextGap> gaps;
+    // The gaps that the verifier would mark: seen and unmarked defs (an ld_imm64's second slot is
+    // no def of its own).
     for (uint32_t pc = 0; pc < n; ++pc) {
-        if (isa::is_ldimm64(prog.insns[pc])) {
-            ++pc;  // its second slot is no def of its own
-            continue;
-        }
-        const Node& node = nodes[pc];
-        if ((live_out(node) & bit(node.def32_reg)) && is_unmarked(prog, pc)) gaps.push_back(ZextGap{pc, node.def32_reg});
+        const RegMask gap = live[pc].gap;
+        if (gap != 0 && is_unmarked(prog, pc) && !is_second_slot(prog, pc)) on_gap(pc, std::countr_zero(static_cast<unsigned>(gap)));
     }
+}
+
+}  // namespace
+
+std::vector<ZextGap> zext_gaps(const Program& prog) {
+    std::vector<ZextGap> gaps;
+    for_each_gap(prog, [&gaps](uint32_t pc, int reg) { gaps.push_back(ZextGap{pc, reg}); });
     return gaps;
 }
 
@@ -357,8 +418,14 @@ std::optional<uint32_t> zext_gap_read(const Program& prog, const ZextGap& gap) {
 }
 
 void add_zext_marks(Program& prog) {
+    if (prog.aux.size() >= prog.insns.size()) {  // as generated programs have it: mark in place
+        for_each_gap(prog, [&prog](uint32_t pc, int) { prog.aux[pc].zext_dst = true; });
+        return;
+    }
+    // A short aux: the insns past it count as seen, which the records resize() adds are not, so
+    // the gaps are found first.
     const std::vector<ZextGap> gaps = zext_gaps(prog);
-    if (prog.aux.size() < prog.insns.size()) prog.aux.resize(prog.insns.size());
+    prog.aux.resize(prog.insns.size());
     for (const ZextGap& g : gaps) prog.aux[g.def_pc].zext_dst = true;
 }
 

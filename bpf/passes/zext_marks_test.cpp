@@ -253,6 +253,18 @@ TEST(ZextMarks, TheFixpointMarksWhatEveryDefsOwnWalkFinds) {
         // Every gap names its def's register, and marking them all leaves none.
         for (const ZextGap& g : zext_gaps(p)) ASSERT_EQ(g.reg, def_regno(p.insns[g.def_pc]));
         ASSERT_TRUE(zext_gaps(with_zext_facts(p)).empty()) << "program " << i;
+        // add_zext_marks() adds exactly the gaps' marks: in place, and with an aux shorter than
+        // the program (the insns past it count as seen and unmarked).
+        for (const size_t aux_len : {p.aux.size(), p.aux.size() / 2}) {
+            Program q = p;
+            q.aux.resize(aux_len);
+            std::vector<bool> want(q.len(), false);
+            for (uint32_t pc = 0; pc < aux_len; ++pc) want[pc] = q.aux[pc].zext_dst;
+            for (const ZextGap& g : zext_gaps(q)) want[g.def_pc] = true;
+            add_zext_marks(q);
+            ASSERT_EQ(q.aux.size(), q.len());
+            for (uint32_t pc = 0; pc < q.len(); ++pc) ASSERT_EQ(q.aux[pc].zext_dst, want[pc]) << "program " << i << " pc " << pc;
+        }
     }
 }
 
