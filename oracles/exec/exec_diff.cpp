@@ -450,17 +450,20 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     std::vector<interp::ExecResult> results(runnables.size());
     std::vector<char> ran;
     interp::ExecInput generated;
+    // The runs of one input start from one set-up, built by the first and restored by the others.
+    interp::PreparedInput prepared;
     std::vector<std::pair<size_t, size_t>> compared;  // (ref slot, candidate slot) pairs judged for this input
     for (uint32_t k = 0; k < total; ++k) {
         if (k >= opts.given.size()) generate_input(prog, rng, opts.input_gen, generated);
         const interp::ExecInput& in = k < opts.given.size() ? opts.given[k] : generated;
+        prepared.reset(in);
         ++st.inputs_run;
         ran.assign(runnables.size(), 0);
         compared.clear();
         auto run = [&](size_t slot) -> const interp::ExecResult& {
             if (!ran[slot]) {
                 ran[slot] = 1;
-                interp::execute(runnables[slot], in, eo, results[slot]);
+                interp::execute(runnables[slot], prepared, eo, results[slot]);
                 ++st.executions;
             }
             return results[slot];
