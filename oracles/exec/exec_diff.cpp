@@ -97,6 +97,8 @@ struct RunBuffers {
     interp::ExecInput generated;
     std::vector<interp::ExecResult> results;
     interp::PreparedInput prepared;
+    std::vector<char> ran;
+    std::vector<std::pair<size_t, size_t>> compared;
     bool busy = false;
 
     class Lease {
@@ -469,6 +471,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         }
         return runnables.size() - 1;
     };
+    runnables.reserve(setups.size() * (1 + patchers.size()));  // the most slot_of() can add
     std::vector<size_t> ref_slot(setups.size());
     std::vector<std::vector<size_t>> cand_slot(setups.size());
     for (size_t si = 0; si < setups.size(); ++si) {
@@ -486,11 +489,11 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     // from the cases before: a run clears its result first).
     std::vector<interp::ExecResult>& results = buffers->results;
     if (results.size() < runnables.size()) results.resize(runnables.size());
-    std::vector<char> ran;
+    std::vector<char>& ran = buffers->ran;
     interp::ExecInput& generated = buffers->generated;  // generate_input() rewrites all of it
     // The runs of one input start from one set-up, built by the first and restored by the others.
     interp::PreparedInput& prepared = buffers->prepared;
-    std::vector<std::pair<size_t, size_t>> compared;  // (ref slot, candidate slot) pairs judged for this input
+    std::vector<std::pair<size_t, size_t>>& compared = buffers->compared;  // (ref slot, candidate slot) pairs judged for this input
     for (uint32_t k = 0; k < total; ++k) {
         if (k >= opts.given.size()) generate_input(prog, rng, opts.input_gen, generated);
         const interp::ExecInput& in = k < opts.given.size() ? opts.given[k] : generated;
