@@ -251,7 +251,14 @@ public:
           invalid_(decoded.code_->invalid_),
           prandom_(in.prandom_seed) {
         res_.clear();
+        maps_.swap(spare_models());
     }
+    ~Machine() {
+        maps_.clear();
+        spare_models().swap(maps_);
+    }
+    Machine(const Machine&) = delete;
+    Machine& operator=(const Machine&) = delete;
 
     void run();
 
@@ -302,6 +309,13 @@ private:
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
     Memory mem_;
     std::vector<MapModel> maps_;  // reserved for all maps at once: models never move
+    // The storage of maps_, kept per thread from one run to the next (most runs have maps: a
+    // vector of their own was an allocation per run). A run that finds it taken (a run inside a
+    // run, which none makes today) allocates its own.
+    static std::vector<MapModel>& spare_models() {
+        static thread_local std::vector<MapModel> spare;
+        return spare;
+    }
     uint64_t r_[16] = {};
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
