@@ -205,15 +205,42 @@ struct DecodedProgram {
     const std::shared_ptr<const DecodedCode> code_;
 };
 
+// What PreparedInput keeps of the first run on its input: the set-up that run built, and what of
+// its program the set-up read, so that it is restored only for a program it fits.
+struct SetupImage {
+    bool saved = false;
+    uint32_t ctx_base = 0;
+    uint64_t nr_args = 0;  // tracing_nr_args(), in the ctx prefix of a tracing program
+    std::vector<MapDef> map_defs;
+    Memory::Image memory;
+    std::vector<MapModel::State> maps;
+
+    [[nodiscard]] bool fits(const Program& p, uint32_t p_ctx_base) const {
+        return saved && p_ctx_base == ctx_base && (ctx_base == 0 || tracing_nr_args(p) == nr_args) && p.maps == map_defs;
+    }
+    void save(const Program& p, uint32_t p_ctx_base, const Memory& mem, const std::vector<MapModel>& models) {
+        ctx_base = p_ctx_base;
+        nr_args = ctx_base ? tracing_nr_args(p) : 0;
+        map_defs = p.maps;
+        mem.save(memory);
+        maps.resize(models.size());
+        for (size_t i = 0; i < models.size(); ++i) maps[i] = models[i].state();
+        saved = true;
+    }
+};
+
 namespace {
 
 class Machine {
 public:
     // Fills `out`, reusing the storage its vectors already have (the oracle runs many programs
     // on many inputs into the same results).
-    Machine(const DecodedProgram& decoded, const ExecInput& in, const ExecOptions& opts, ExecResult& out)
+    // `image` (optional): the set-up saved by an earlier run on `in`, restored when it fits this
+    // program, else built and saved there (PreparedInput).
+    Machine(const DecodedProgram& decoded, const ExecInput& in, SetupImage* image, const ExecOptions& opts, ExecResult& out)
         : prog_(decoded.prog_),
           in_(in),
+          image_(image),
           arch_(decoded.arch_),
           marks_(decoded.marks_),
           opts_(opts),
@@ -224,13 +251,21 @@ public:
           invalid_(decoded.code_->invalid_),
           prandom_(in.prandom_seed) {
         res_.clear();
+        maps_.swap(spare_models());
     }
+    ~Machine() {
+        maps_.clear();
+        spare_models().swap(maps_);
+    }
+    Machine(const Machine&) = delete;
+    Machine& operator=(const Machine&) = delete;
 
     void run();
 
 private:
     // setup
     bool setup();
+    bool build_setup();
     template <bool kCost, bool kTrace, bool kZextMarks>
     void loop();
     void charge(const DInsn& d, uint32_t pc);
@@ -260,6 +295,7 @@ private:
 
     const Program& prog_;
     const ExecInput& in_;
+    SetupImage* const image_;
     const ArchProfile& arch_;
     const ZextMarks marks_;
     const ExecOptions& opts_;
@@ -273,6 +309,13 @@ private:
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
     Memory mem_;
     std::vector<MapModel> maps_;  // reserved for all maps at once: models never move
+    // The storage of maps_, kept per thread from one run to the next (most runs have maps: a
+    // vector of their own was an allocation per run). A run that finds it taken (a run inside a
+    // run, which none makes today) allocates its own.
+    static std::vector<MapModel>& spare_models() {
+        static thread_local std::vector<MapModel> spare;
+        return spare;
+    }
     uint64_t r_[16] = {};
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
@@ -290,16 +333,44 @@ private:
 };
 
 bool Machine::setup() {
+    // A tracing program's ctx is the trampoline's argument array, with two words below it that
+    // the inlined get_func_* helpers read (arch_prepare_bpf_trampoline): ctx[-8] the number of
+    // arguments, ctx[-16] the traced function's address.
+    ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
+    if (image_ != nullptr && image_->fits(prog_, ctx_base_)) {
+        mem_.restore(image_->memory);
+        maps_.reserve(prog_.maps.size());
+        for (size_t i = 0; i < prog_.maps.size(); ++i) maps_.emplace_back(prog_.maps[i], mem_, image_->maps[i]);
+    } else {
+        if (!build_setup()) return false;
+        if (image_ != nullptr) image_->save(prog_, ctx_base_, mem_, maps_);
+    }
+    // Instruction arrays: each entry's value is the code address of its (xlated) insn, what
+    // gotox jumps through. Per program (a rewrite moves insns), so not part of a saved set-up.
+    for (const InsnArray& ia : prog_.insn_arrays) {
+        if (ia.map_index < 0 || static_cast<size_t>(ia.map_index) >= maps_.size()) continue;
+        MapModel& m = maps_[static_cast<size_t>(ia.map_index)];
+        if (m.kind() != MapModel::Kind::InsnArray) continue;
+        for (size_t e = 0; e < ia.entries.size() && e < m.def().max_entries; ++e) {
+            uint32_t r = 0, off = 0;
+            uint64_t a = m.direct_value(static_cast<uint32_t>(e * 8));
+            if (!mem_.region_of(a, r, off)) continue;
+            uint64_t target = ia.entries[e].xlated_off == isa::kInsnDeleted ? 0 : kCodeBase + uint64_t{ia.entries[e].xlated_off} * 8;
+            store_le(mem_.region(r).data + off, 8, target);
+        }
+    }
+    return true;
+}
+
+// The regions and maps a run starts from, made from the input (and the program's type, attach
+// target and map definitions).
+bool Machine::build_setup() {
     // Frame f's stack is region f. Only the main frame's is used by every run; a callee's is
     // zeroed when it is entered (push_frame), so it gets storage only then (or on a stray access
     // before, through a pointer made by arithmetic, which reads zeros as from a fresh stack).
     // The main frame's stack starts with the input's bytes from its bottom up, zeros above.
     mem_.add_copy(kStackSize, 0, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()), RegionKind::Stack);
     for (uint32_t f = 1; f < kMaxFrames; ++f) mem_.add_lazy(kStackSize, RegionKind::Stack);
-    // A tracing program's ctx is the trampoline's argument array, with two words below it that
-    // the inlined get_func_* helpers read (arch_prepare_bpf_trampoline): ctx[-8] the number of
-    // arguments, ctx[-16] the traced function's address.
-    ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
     uint32_t ctx = mem_.add_copy(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), ctx_base_, in_.ctx.data(), in_.ctx.size(),
                                  RegionKind::Ctx);
     if (ctx_base_) {
@@ -325,20 +396,6 @@ bool Machine::setup() {
         if (i < in_.maps.size() && !m.user_fill(in_.maps[i])) {
             fault(0, "input for map " + std::to_string(i) + " has an entry of the wrong size", ExecResult::Status::Unsupported);
             return false;
-        }
-    }
-    // Instruction arrays: each entry's value is the code address of its (xlated) insn, what
-    // gotox jumps through.
-    for (const InsnArray& ia : prog_.insn_arrays) {
-        if (ia.map_index < 0 || static_cast<size_t>(ia.map_index) >= maps_.size()) continue;
-        MapModel& m = maps_[static_cast<size_t>(ia.map_index)];
-        if (m.kind() != MapModel::Kind::InsnArray) continue;
-        for (size_t e = 0; e < ia.entries.size() && e < m.def().max_entries; ++e) {
-            uint32_t r = 0, off = 0;
-            uint64_t a = m.direct_value(static_cast<uint32_t>(e * 8));
-            if (!mem_.region_of(a, r, off)) continue;
-            uint64_t target = ia.entries[e].xlated_off == isa::kInsnDeleted ? 0 : kCodeBase + uint64_t{ia.entries[e].xlated_off} * 8;
-            store_le(mem_.region(r).data + off, 8, target);
         }
     }
     return true;
@@ -1863,7 +1920,23 @@ const ArchProfile& Executable::arch() const { return decoded_->arch_; }
 ZextMarks Executable::zext_marks() const { return decoded_->marks_; }
 
 void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out) {
-    Machine m(*exe.decoded_, in, opts, out);
+    Machine m(*exe.decoded_, in, nullptr, opts, out);
+    m.run();
+}
+
+PreparedInput::PreparedInput() : image_(std::make_unique<SetupImage>()) {}
+PreparedInput::PreparedInput(const ExecInput& in) : in_(&in), image_(std::make_unique<SetupImage>()) {}
+PreparedInput::~PreparedInput() = default;
+PreparedInput::PreparedInput(PreparedInput&&) noexcept = default;
+PreparedInput& PreparedInput::operator=(PreparedInput&&) noexcept = default;
+void PreparedInput::reset(const ExecInput& in) {
+    in_ = &in;
+    image_->saved = false;
+}
+bool PreparedInput::has_setup() const { return image_->saved; }
+
+void execute(const Executable& exe, PreparedInput& in, const ExecOptions& opts, ExecResult& out) {
+    Machine m(*exe.decoded_, *in.in_, in.image_.get(), opts, out);
     m.run();
 }
 

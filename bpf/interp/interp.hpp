@@ -118,6 +118,7 @@ ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& 
 // oracle runs each program on several): execute(Executable(p, a), in) == execute(p, in, a).
 // `prog` must outlive it; the profile is copied.
 struct DecodedProgram;
+class PreparedInput;
 class Executable {
 public:
     Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks = ZextMarks::Ignore);
@@ -139,10 +140,38 @@ public:
 private:
     std::unique_ptr<const DecodedProgram> decoded_;
     friend void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out);
+    friend void execute(const Executable& exe, PreparedInput& in, const ExecOptions& opts, ExecResult& out);
 };
 ExecResult execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts = {});
 // The same into `out`, whose vectors keep their storage: what a caller running many executions
 // uses to spare the allocations of a fresh result each time.
 void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out);
+
+// One input prepared for the runs of several programs on it (the execution oracle runs each input
+// on the original program and its rewrites). The first run builds what a run starts from, the
+// memory regions (stacks, ctx, packet, pcpu area) and the maps filled from the input, and saves
+// it; a later run of a program with the same map definitions, type and attach target restores it
+// instead of building it again. Every run gives exactly what execute(exe, input(), ...) gives:
+// a run changes its own copy only.
+struct SetupImage;
+class PreparedInput {
+public:
+    PreparedInput();
+    explicit PreparedInput(const ExecInput& in);  // `in` must outlive it, unchanged
+    ~PreparedInput();
+    PreparedInput(PreparedInput&&) noexcept;
+    PreparedInput& operator=(PreparedInput&&) noexcept;
+    // Another input (or the same one changed): the saved set-up is dropped, its storage kept.
+    void reset(const ExecInput& in);
+    [[nodiscard]] const ExecInput& input() const { return *in_; }
+    // Whether a run saved its set-up (for tests).
+    [[nodiscard]] bool has_setup() const;
+
+private:
+    const ExecInput* in_ = nullptr;
+    std::unique_ptr<SetupImage> image_;
+    friend void execute(const Executable& exe, PreparedInput& in, const ExecOptions& opts, ExecResult& out);
+};
+void execute(const Executable& exe, PreparedInput& in, const ExecOptions& opts, ExecResult& out);
 
 }  // namespace patchfuzz::interp

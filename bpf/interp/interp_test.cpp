@@ -16,6 +16,7 @@
 #include "bpf/interp/loop_programs.hpp"
 #include "bpf/interp/map_model.hpp"
 #include "bpf/interp/memory.hpp"
+#include "bpf/interp/same_result.hpp"
 #include "bpf/isa/insn.hpp"
 #include "bpf/passes/internal_calls.hpp"
 
@@ -870,28 +871,6 @@ TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
     const ExecResult a = execute(exe, inputs[1]), b = execute(exe, inputs[3]), c = execute(exe, inputs[3]);
     EXPECT_NE(a.map_digests[0], b.map_digests[0]);
     EXPECT_EQ(b.map_digests, c.map_digests);
-}
-
-// Every field of two results, for the tests that compare runs.
-void expect_same_result(const ExecResult& a, const ExecResult& b) {
-    EXPECT_EQ(a.status, b.status);
-    EXPECT_EQ(a.r0, b.r0);
-    EXPECT_EQ(a.fault_pc, b.fault_pc);
-    EXPECT_EQ(a.reason, b.reason);
-    EXPECT_EQ(a.steps, b.steps);
-    EXPECT_EQ(a.stack, b.stack);
-    EXPECT_EQ(a.maps, b.maps);
-    EXPECT_EQ(a.map_digests, b.map_digests);
-    EXPECT_EQ(a.effects, b.effects);
-    EXPECT_EQ(a.cycles, b.cycles);
-    EXPECT_EQ(a.ctx, b.ctx);
-    EXPECT_EQ(a.packet, b.packet);
-    ASSERT_EQ(a.trace.size(), b.trace.size());
-    for (size_t k = 0; k < a.trace.size(); ++k) {
-        EXPECT_EQ(a.trace[k].pc, b.trace[k].pc);
-        EXPECT_EQ(a.trace[k].frame, b.trace[k].frame);
-        EXPECT_EQ(a.trace[k].dst_after, b.trace[k].dst_after);
-    }
 }
 
 TEST(InterpExecutable, SharedDecodeRunsAsASeparateDecode) {

@@ -21,45 +21,47 @@ constexpr size_t kHashRoom = 16;
 
 MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
     switch (def.type) {
-        case BPF_MAP_TYPE_ARRAY: kind_ = Kind::Array; break;
-        case BPF_MAP_TYPE_PERCPU_ARRAY: kind_ = Kind::Array; percpu_ = true; break;
-        case BPF_MAP_TYPE_HASH: kind_ = Kind::Hash; break;
-        case BPF_MAP_TYPE_PERCPU_HASH: kind_ = Kind::Hash; percpu_ = true; break;
-        case BPF_MAP_TYPE_LRU_HASH: kind_ = Kind::Lru; break;
-        case BPF_MAP_TYPE_LRU_PERCPU_HASH: kind_ = Kind::Lru; percpu_ = true; break;
-        case BPF_MAP_TYPE_PROG_ARRAY: kind_ = Kind::ProgArray; break;
-        case BPF_MAP_TYPE_ARRAY_OF_MAPS: kind_ = Kind::ArrayOfMaps; break;
-        case BPF_MAP_TYPE_HASH_OF_MAPS: kind_ = Kind::HashOfMaps; break;
-        default: kind_ = def.type == isa::kMapTypeInsnArray ? Kind::InsnArray : Kind::Unsupported;
+        case BPF_MAP_TYPE_ARRAY: s_.kind = Kind::Array; break;
+        case BPF_MAP_TYPE_PERCPU_ARRAY: s_.kind = Kind::Array; s_.percpu = true; break;
+        case BPF_MAP_TYPE_HASH: s_.kind = Kind::Hash; break;
+        case BPF_MAP_TYPE_PERCPU_HASH: s_.kind = Kind::Hash; s_.percpu = true; break;
+        case BPF_MAP_TYPE_LRU_HASH: s_.kind = Kind::Lru; break;
+        case BPF_MAP_TYPE_LRU_PERCPU_HASH: s_.kind = Kind::Lru; s_.percpu = true; break;
+        case BPF_MAP_TYPE_PROG_ARRAY: s_.kind = Kind::ProgArray; break;
+        case BPF_MAP_TYPE_ARRAY_OF_MAPS: s_.kind = Kind::ArrayOfMaps; break;
+        case BPF_MAP_TYPE_HASH_OF_MAPS: s_.kind = Kind::HashOfMaps; break;
+        default: s_.kind = def.type == isa::kMapTypeInsnArray ? Kind::InsnArray : Kind::Unsupported;
     }
     // The kernel creates an outer map only with a 4-byte (fd) value (fd_array_map_alloc_check,
     // fd_htab_map_alloc_check); its elements are 8-byte pointers.
-    if (map_in_map() && def.value_size != 4) kind_ = Kind::Unsupported;
-    elem_size_ = kind_ == Kind::InsnArray || map_in_map() ? 8 : round8(def.value_size);
+    if (map_in_map() && def.value_size != 4) s_.kind = Kind::Unsupported;
+    s_.elem_size = s_.kind == Kind::InsnArray || map_in_map() ? 8 : round8(def.value_size);
     uint64_t body = 0;
-    if (kind_ == Kind::Array || kind_ == Kind::InsnArray || kind_ == Kind::ArrayOfMaps) {
-        if (def.key_size != 4) kind_ = Kind::Unsupported;
-        body = static_cast<uint64_t>(percpu_ ? 8 : elem_size_) * def.max_entries;
+    if (s_.kind == Kind::Array || s_.kind == Kind::InsnArray || s_.kind == Kind::ArrayOfMaps) {
+        if (def.key_size != 4) s_.kind = Kind::Unsupported;
+        body = static_cast<uint64_t>(s_.percpu ? 8 : s_.elem_size) * def.max_entries;
         if (body > kMaxArrayBytes) {
-            kind_ = Kind::Unsupported;
+            s_.kind = Kind::Unsupported;
             body = 0;
         }
     }
-    obj_region_ = mem_.add(static_cast<uint32_t>(kArrayValueOffset + body), RegionKind::MapValue, true);
-    if (kind_ == Kind::Array && percpu_) {
-        percpu_first_ = mem_.add_many(def.max_entries, elem_size_, RegionKind::MapValue);
-        uint8_t* pptrs = mem_.region(obj_region_).data + kArrayValueOffset;
+    s_.obj_region = mem_.add(static_cast<uint32_t>(kArrayValueOffset + body), RegionKind::MapValue, true);
+    if (s_.kind == Kind::Array && s_.percpu) {
+        s_.percpu_first = mem_.add_many(def.max_entries, s_.elem_size, RegionKind::MapValue);
+        uint8_t* pptrs = mem_.region(s_.obj_region).data + kArrayValueOffset;
         for (uint32_t i = 0; i < def.max_entries; ++i)
             store_le(pptrs + 8 * i, 8, kPercpuBase + (Memory::addr(percpu_value(i), 0) - kRegionBase));
     }
-    if (kind_ == Kind::Hash || kind_ == Kind::Lru || kind_ == Kind::HashOfMaps) {
+    if (s_.kind == Kind::Hash || s_.kind == Kind::Lru || s_.kind == Kind::HashOfMaps) {
         // Room for what a run usually inserts (its input's entries and a few updates), in one
         // allocation each instead of a regrowth every few inserts.
         const size_t room = std::min<size_t>(def.max_entries, kHashRoom);
-        keys_.reserve(room * def.key_size);
-        elems_.reserve(room);
+        s_.keys.reserve(room * def.key_size);
+        s_.elems.reserve(room);
     }
 }
+
+MapModel::MapModel(const MapDef& def, Memory& mem, const State& saved) : def_(def), mem_(mem), s_(saved) {}
 
 namespace {
 // memcpy(dst, src, n) for a map value: most are a few words, which two overlapping host moves
@@ -123,34 +125,34 @@ MapModel::KeyPos MapModel::find_key(const uint8_t* key) const {
     // Most keys are 4 or 8 bytes: compared as numbers, without a memcmp call per step.
     bool found = false;
     if (ks == 4) {
-        const size_t pos = lower_bound_fixed<4>(keys_.data(), elems_.size(), key, found);
+        const size_t pos = lower_bound_fixed<4>(s_.keys.data(), s_.elems.size(), key, found);
         return {pos, found};
     }
     if (ks == 8) {
-        const size_t pos = lower_bound_fixed<8>(keys_.data(), elems_.size(), key, found);
+        const size_t pos = lower_bound_fixed<8>(s_.keys.data(), s_.elems.size(), key, found);
         return {pos, found};
     }
     // memcmp is not called with size 0 (its pointers may then be null).
     auto cmp = [&](size_t n) { return ks == 0 ? 0 : std::memcmp(key_at(n), key, ks); };
-    size_t lo = 0, hi = elems_.size();
+    size_t lo = 0, hi = s_.elems.size();
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
         if (cmp(mid) < 0) lo = mid + 1;
         else hi = mid;
     }
-    return {lo, lo < elems_.size() && cmp(lo) == 0};
+    return {lo, lo < s_.elems.size() && cmp(lo) == 0};
 }
 
 void MapModel::insert_key(size_t pos, const uint8_t* key, Elem e) {
     const size_t ks = def_.key_size;
-    keys_.insert(keys_.begin() + static_cast<std::ptrdiff_t>(pos * ks), key, key + ks);
-    elems_.insert(elems_.begin() + static_cast<std::ptrdiff_t>(pos), e);
+    s_.keys.insert(s_.keys.begin() + static_cast<std::ptrdiff_t>(pos * ks), key, key + ks);
+    s_.elems.insert(s_.elems.begin() + static_cast<std::ptrdiff_t>(pos), e);
 }
 
 void MapModel::erase_key(size_t pos) {
     const size_t ks = def_.key_size;
-    keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(pos * ks), keys_.begin() + static_cast<std::ptrdiff_t>((pos + 1) * ks));
-    elems_.erase(elems_.begin() + static_cast<std::ptrdiff_t>(pos));
+    s_.keys.erase(s_.keys.begin() + static_cast<std::ptrdiff_t>(pos * ks), s_.keys.begin() + static_cast<std::ptrdiff_t>((pos + 1) * ks));
+    s_.elems.erase(s_.elems.begin() + static_cast<std::ptrdiff_t>(pos));
 }
 
 uint32_t MapModel::elem_value_offset() const { return kHtabElemKeyOffset + round8(def_.key_size); }
@@ -159,18 +161,18 @@ uint8_t* MapModel::elem_slot(uint32_t reg) { return mem_.region(reg).data + elem
 
 uint64_t MapModel::hash_value(uint32_t reg) {
     uint64_t slot = Memory::addr(reg, elem_value_offset());
-    if (!percpu_) return slot;
+    if (!s_.percpu) return slot;
     return kRegionBase + (load_le(elem_slot(reg), 8) - kPercpuBase);
 }
 
 uint64_t MapModel::lookup(const uint8_t* key) {
-    switch (kind_) {
+    switch (s_.kind) {
         case Kind::Array:
         case Kind::InsnArray: {
             uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
             if (idx >= def_.max_entries) return 0;
-            if (percpu_) return Memory::addr(percpu_value(idx), 0);
-            return Memory::addr(obj_region_, kArrayValueOffset + idx * elem_size_);
+            if (s_.percpu) return Memory::addr(percpu_value(idx), 0);
+            return Memory::addr(s_.obj_region, kArrayValueOffset + idx * s_.elem_size);
         }
         case Kind::ArrayOfMaps: {
             // array_of_map_lookup_elem: the slot's inner map pointer, NULL for an empty slot.
@@ -182,15 +184,15 @@ uint64_t MapModel::lookup(const uint8_t* key) {
             // htab_of_map_lookup_elem: the element's inner map pointer (never NULL once inserted).
             const KeyPos k = find_key(key);
             if (!k.found) return 0;
-            elems_[k.pos].last_use = ++clock_;
-            return load_le(elem_slot(elems_[k.pos].region), 8);
+            s_.elems[k.pos].last_use = ++s_.clock;
+            return load_le(elem_slot(s_.elems[k.pos].region), 8);
         }
         case Kind::Hash:
         case Kind::Lru: {
             const KeyPos k = find_key(key);
             if (!k.found) return 0;
-            elems_[k.pos].last_use = ++clock_;
-            return hash_value(elems_[k.pos].region);
+            s_.elems[k.pos].last_use = ++s_.clock;
+            return hash_value(s_.elems[k.pos].region);
         }
         default:
             return 0;
@@ -198,24 +200,24 @@ uint64_t MapModel::lookup(const uint8_t* key) {
 }
 
 uint64_t MapModel::lookup_elem(const uint8_t* key) {
-    if (kind_ != Kind::Hash && kind_ != Kind::Lru && kind_ != Kind::HashOfMaps) return 0;
+    if (s_.kind != Kind::Hash && s_.kind != Kind::Lru && s_.kind != Kind::HashOfMaps) return 0;
     const KeyPos k = find_key(key);
     if (!k.found) return 0;
-    elems_[k.pos].last_use = ++clock_;
-    return Memory::addr(elems_[k.pos].region, 0);
+    s_.elems[k.pos].last_use = ++s_.clock;
+    return Memory::addr(s_.elems[k.pos].region, 0);
 }
 
 int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flags) {
     uint64_t f = flags & 0xff;
     if (f > BPF_EXIST) return kEinval;
-    switch (kind_) {
+    switch (s_.kind) {
         case Kind::Array: {
             // arraymap.c array_map_update_elem: every element exists, so NOEXIST fails.
             uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
             if (idx >= def_.max_entries) return kE2big;
             if (f == BPF_NOEXIST) return kEexist;
-            uint8_t* dst = percpu_ ? mem_.region(percpu_value(idx)).data
-                                   : mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
+            uint8_t* dst = s_.percpu ? mem_.region(percpu_value(idx)).data
+                                   : mem_.region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
             std::memcpy(dst, value, def_.value_size);
             return 0;
         }
@@ -225,32 +227,32 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
             if (k.found) {
                 if (f == BPF_NOEXIST) return kEexist;
                 uint32_t r = 0, off = 0;
-                uint64_t v = hash_value(elems_[k.pos].region);
+                uint64_t v = hash_value(s_.elems[k.pos].region);
                 if (mem_.region_of(v, r, off)) std::memcpy(mem_.region(r).data + off, value, def_.value_size);
-                elems_[k.pos].last_use = ++clock_;
+                s_.elems[k.pos].last_use = ++s_.clock;
                 return 0;
             }
             if (f == BPF_EXIST) return kEnoent;
-            if (elems_.size() >= def_.max_entries) {
-                if (kind_ == Kind::Hash || elems_.empty()) return kE2big;
+            if (s_.elems.size() >= def_.max_entries) {
+                if (s_.kind == Kind::Hash || s_.elems.empty()) return kE2big;
                 // The least recently used element, the first in key order on a tie.
                 size_t victim = 0;
-                for (size_t i = 1; i < elems_.size(); ++i)
-                    if (elems_[i].last_use < elems_[victim].last_use) victim = i;
+                for (size_t i = 1; i < s_.elems.size(); ++i)
+                    if (s_.elems[i].last_use < s_.elems[victim].last_use) victim = i;
                 erase_key(victim);
                 if (victim < k.pos) --k.pos;
             }
             const uint32_t voff = elem_value_offset();
-            uint32_t reg = mem_.add(voff + (percpu_ ? 8 : round8(def_.value_size)), RegionKind::MapValue);
+            uint32_t reg = mem_.add(voff + (s_.percpu ? 8 : round8(def_.value_size)), RegionKind::MapValue);
             std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
-            if (percpu_) {
+            if (s_.percpu) {
                 uint32_t vr = mem_.add(round8(def_.value_size), RegionKind::MapValue);
                 std::memcpy(mem_.region(vr).data, value, def_.value_size);
                 store_le(mem_.region(reg).data + voff, 8, kPercpuBase + (Memory::addr(vr, 0) - kRegionBase));
             } else {
                 std::memcpy(mem_.region(reg).data + voff, value, def_.value_size);
             }
-            insert_key(k.pos, key, Elem{reg, ++clock_});
+            insert_key(k.pos, key, Elem{reg, ++s_.clock});
             return 0;
         }
         default:
@@ -259,7 +261,7 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
 }
 
 int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
-    if (kind_ == Kind::Array && !percpu_) {
+    if (s_.kind == Kind::Array && !s_.percpu) {
         // update(key, value, BPF_ANY) of a plain array, which most inputs fill: every run makes
         // these, so without the flag checks and the dispatch.
         const uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
@@ -271,7 +273,7 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
     // bpf_fd_array_map_update_elem / bpf_fd_htab_map_update_elem: the fd becomes the inner map's
     // pointer. Our "fd" is an inner map number; 0 stands for "no inner map".
     const uint64_t inner = inner_map_addr(static_cast<uint32_t>(load_le(value, 4)));
-    if (kind_ == Kind::ArrayOfMaps) {
+    if (s_.kind == Kind::ArrayOfMaps) {
         const uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
         if (idx >= def_.max_entries) return kE2big;
         store_le(array_slot(idx), 8, inner);
@@ -285,18 +287,18 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
     }
     const uint32_t voff = elem_value_offset();
     if (!k.found) {
-        if (elems_.size() >= def_.max_entries) return kE2big;
+        if (s_.elems.size() >= def_.max_entries) return kE2big;
         uint32_t reg = mem_.add(voff + 8, RegionKind::MapValue);
         std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
-        insert_key(k.pos, key, Elem{reg, ++clock_});
+        insert_key(k.pos, key, Elem{reg, ++s_.clock});
     }
-    store_le(elem_slot(elems_[k.pos].region), 8, inner);
+    store_le(elem_slot(s_.elems[k.pos].region), 8, inner);
     return 0;
 }
 
 bool MapModel::user_fill(const std::vector<MapEntry>& entries) {
     const uint32_t ks = def_.key_size, vs = def_.value_size;
-    if (kind_ == Kind::Array) {
+    if (s_.kind == Kind::Array) {
         // user_update() of an array, plain or per-CPU (update(key, value, BPF_ANY)): the slot, or
         // this CPU's copy, takes the value; a key out of range fails (E2BIG), and nothing else
         // can. Most inputs fill arrays, and every run of every program fills them again: so one
@@ -305,7 +307,7 @@ bool MapModel::user_fill(const std::vector<MapEntry>& entries) {
             if (e.key.size() != ks || e.value.size() < vs) return false;
             const uint32_t idx = static_cast<uint32_t>(load_le(e.key.data(), 4));
             if (idx >= def_.max_entries) continue;
-            copy_value(percpu_ ? mem_.region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
+            copy_value(s_.percpu ? mem_.region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
         }
         return true;
     }
@@ -327,7 +329,7 @@ void MapModel::user_value(const uint8_t* p, std::vector<uint8_t>& out) const {
 }
 
 int64_t MapModel::remove(const uint8_t* key) {
-    switch (kind_) {
+    switch (s_.kind) {
         case Kind::Array:
             return kEinval;  // array_map_delete_elem
         case Kind::ArrayOfMaps:
@@ -346,13 +348,13 @@ int64_t MapModel::remove(const uint8_t* key) {
 }
 
 uint64_t MapModel::direct_value(uint32_t off) const {
-    if ((kind_ != Kind::Array && kind_ != Kind::InsnArray) || percpu_) return 0;
-    return Memory::addr(obj_region_, kArrayValueOffset + off);
+    if ((s_.kind != Kind::Array && s_.kind != Kind::InsnArray) || s_.percpu) return 0;
+    return Memory::addr(s_.obj_region, kArrayValueOffset + off);
 }
 
 uint64_t MapModel::percpu_direct_value(uint32_t off) const {
     // bpf-next percpu_array direct value: element 0's per-CPU pointer + off, off < value_size.
-    if (kind_ != Kind::Array || !percpu_ || def_.max_entries == 0 || off >= def_.value_size) return 0;
+    if (s_.kind != Kind::Array || !s_.percpu || def_.max_entries == 0 || off >= def_.value_size) return 0;
     return kPercpuBase + (Memory::addr(percpu_value(0), off) - kRegionBase);
 }
 
@@ -389,39 +391,39 @@ uint64_t MapModel::content_digest() {
     // compared), equal digests mean equal entries(). Array keys are implied by the position.
     Digest d;
     std::vector<uint8_t> uv;
-    if (kind_ == Kind::ArrayOfMaps) {
+    if (s_.kind == Kind::ArrayOfMaps) {
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             user_value(array_slot(i), uv);
             d.word(uv.size());
             d.bytes(uv.data(), uv.size());
         }
-    } else if (kind_ == Kind::HashOfMaps) {
-        for (size_t n = 0; n < elems_.size(); ++n) {
+    } else if (s_.kind == Kind::HashOfMaps) {
+        for (size_t n = 0; n < s_.elems.size(); ++n) {
             d.word(def_.key_size);
             d.bytes(key_at(n), def_.key_size);
-            user_value(elem_slot(elems_[n].region), uv);
+            user_value(elem_slot(s_.elems[n].region), uv);
             d.word(uv.size());
             d.bytes(uv.data(), uv.size());
         }
-    } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
-        const uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
+    } else if (s_.kind == Kind::Array || s_.kind == Kind::InsnArray) {
+        const uint32_t vs = s_.kind == Kind::InsnArray ? 8 : def_.value_size;
         d.word(def_.max_entries);
-        if (percpu_) {
+        if (s_.percpu) {
             for (uint32_t i = 0; i < def_.max_entries; ++i) d.bytes(mem_.region(percpu_value(i)).data, vs);
-        } else if (vs == elem_size_) {
+        } else if (vs == s_.elem_size) {
             // Every run digests its maps, and arrays are the common kind: values that fill their
             // slots (a multiple of 8 bytes) are one contiguous run of bytes.
             d.bytes(array_slot(0), size_t{vs} * def_.max_entries);
         } else {
             const uint8_t* p = array_slot(0);
-            for (uint32_t i = 0; i < def_.max_entries; ++i, p += elem_size_) d.bytes(p, vs);
+            for (uint32_t i = 0; i < def_.max_entries; ++i, p += s_.elem_size) d.bytes(p, vs);
         }
-    } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
-        for (size_t n = 0; n < elems_.size(); ++n) {
+    } else if (s_.kind == Kind::Hash || s_.kind == Kind::Lru) {
+        for (size_t n = 0; n < s_.elems.size(); ++n) {
             d.word(def_.key_size);
             d.bytes(key_at(n), def_.key_size);
             uint32_t r = 0, off = 0;
-            if (mem_.region_of(hash_value(elems_[n].region), r, off)) {
+            if (mem_.region_of(hash_value(s_.elems[n].region), r, off)) {
                 d.word(def_.value_size);
                 d.bytes(mem_.region(r).data + off, def_.value_size);
             } else {
@@ -439,33 +441,33 @@ std::vector<MapEntry> MapModel::entries() {
                                     static_cast<uint8_t>(i >> 24)};
     };
     auto key = [&](size_t n) { return std::vector<uint8_t>(key_at(n), key_at(n) + def_.key_size); };
-    if (kind_ == Kind::ArrayOfMaps) {
+    if (s_.kind == Kind::ArrayOfMaps) {
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             MapEntry e{u32_key(i), {}};
             user_value(array_slot(i), e.value);
             out.push_back(std::move(e));
         }
-    } else if (kind_ == Kind::HashOfMaps) {
-        for (size_t n = 0; n < elems_.size(); ++n) {
+    } else if (s_.kind == Kind::HashOfMaps) {
+        for (size_t n = 0; n < s_.elems.size(); ++n) {
             MapEntry e{key(n), {}};
-            user_value(elem_slot(elems_[n].region), e.value);
+            user_value(elem_slot(s_.elems[n].region), e.value);
             out.push_back(std::move(e));
         }
-    } else if (kind_ == Kind::Array || kind_ == Kind::InsnArray) {
-        uint32_t vs = kind_ == Kind::InsnArray ? 8 : def_.value_size;
+    } else if (s_.kind == Kind::Array || s_.kind == Kind::InsnArray) {
+        uint32_t vs = s_.kind == Kind::InsnArray ? 8 : def_.value_size;
         for (uint32_t i = 0; i < def_.max_entries; ++i) {
             MapEntry e;
             e.key = u32_key(i);
-            const uint8_t* p = percpu_ ? mem_.region(percpu_value(i)).data
+            const uint8_t* p = s_.percpu ? mem_.region(percpu_value(i)).data
                                        : array_slot(i);
             e.value.assign(p, p + vs);
             out.push_back(std::move(e));
         }
-    } else if (kind_ == Kind::Hash || kind_ == Kind::Lru) {
-        for (size_t n = 0; n < elems_.size(); ++n) {
+    } else if (s_.kind == Kind::Hash || s_.kind == Kind::Lru) {
+        for (size_t n = 0; n < s_.elems.size(); ++n) {
             uint32_t r = 0, off = 0;
             MapEntry e{key(n), {}};
-            if (mem_.region_of(hash_value(elems_[n].region), r, off)) {
+            if (mem_.region_of(hash_value(s_.elems[n].region), r, off)) {
                 const uint8_t* p = mem_.region(r).data + off;
                 e.value.assign(p, p + def_.value_size);
             }

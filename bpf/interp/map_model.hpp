@@ -51,14 +51,20 @@ public:
     // `def` (the Program's) must outlive the model: an execution builds one per map, so it is
     // not copied.
     MapModel(const MapDef& def, Memory& mem);
+    // Everything a model holds besides its definition and memory: what it derived from `def`, the
+    // regions it added to its memory, and its elements. Saved with the memory after a set-up
+    // (Memory::save), it makes the same model again over that memory restored (Memory::restore):
+    // the runs of one input on several programs fill their maps once (interp::PreparedInput).
+    struct State;
+    MapModel(const MapDef& def, Memory& mem, const State& saved);
     // Map pointer value (what ld_imm64 MAP_FD/MAP_IDX loads): the map object's address.
-    [[nodiscard]] uint64_t handle() const { return Memory::addr(obj_region_, 0); }
-    [[nodiscard]] uint32_t object_region() const { return obj_region_; }
-    [[nodiscard]] Kind kind() const { return kind_; }
+    [[nodiscard]] uint64_t handle() const { return Memory::addr(s_.obj_region, 0); }
+    [[nodiscard]] uint32_t object_region() const { return s_.obj_region; }
+    [[nodiscard]] Kind kind() const { return s_.kind; }
     [[nodiscard]] const MapDef& def() const { return def_; }
     // An outer map of map-in-map: BPF programs may only look up (the verifier's
     // check_map_func_compatibility allows no other map helper on it).
-    [[nodiscard]] bool map_in_map() const { return kind_ == Kind::ArrayOfMaps || kind_ == Kind::HashOfMaps; }
+    [[nodiscard]] bool map_in_map() const { return s_.kind == Kind::ArrayOfMaps || s_.kind == Kind::HashOfMaps; }
     // Value address or 0. `key` has def().key_size bytes. For map-in-map: the inner map pointer
     // (the slot's content) or 0, as array_of_map_lookup_elem / htab_of_map_lookup_elem return it.
     uint64_t lookup(const uint8_t* key);
@@ -88,22 +94,35 @@ public:
     // A 64-bit digest of entries() (keys and values, in key order) computed without building them:
     // equal contents give equal digests, so two runs' maps compare cheaply.
     [[nodiscard]] uint64_t content_digest();
-    [[nodiscard]] uint32_t elem_size() const { return elem_size_; }
+    [[nodiscard]] uint32_t elem_size() const { return s_.elem_size; }
+    [[nodiscard]] const State& state() const { return s_; }
 
-private:
     struct Elem {
         uint32_t region;
         uint64_t last_use;
     };
+    struct State {
+        Kind kind = Kind::Unsupported;
+        uint32_t elem_size = 0;
+        uint32_t obj_region = 0;
+        bool percpu = false;
+        // Per-CPU array: element i's value is region percpu_first + i (Memory::add_many).
+        uint32_t percpu_first = 0;
+        uint64_t clock = 0;
+        // Hash elements in key order (what entries() lists and the LRU victim search walks): key
+        // n is bytes [n * key_size, (n + 1) * key_size) of keys, its element elems[n]. All keys
+        // have key_size bytes, so byte-wise (memcmp) order is the key order. A run inserts and
+        // looks up a few keys only: sorted vectors do that without the allocation per element
+        // and per lookup that a node map with vector keys costs.
+        std::vector<uint8_t> keys;
+        std::vector<Elem> elems;
+    };
+
+private:
     const MapDef& def_;
     Memory& mem_;
-    Kind kind_ = Kind::Unsupported;
-    uint32_t elem_size_ = 0;
-    uint32_t obj_region_ = 0;
-    bool percpu_ = false;
-    // Per-CPU array: element i's value is region percpu_first_ + i (Memory::add_many).
-    uint32_t percpu_first_ = 0;
-    [[nodiscard]] uint32_t percpu_value(uint32_t idx) const { return percpu_first_ + idx; }
+    State s_;
+    [[nodiscard]] uint32_t percpu_value(uint32_t idx) const { return s_.percpu_first + idx; }
     // Address of the value inside element region `reg` (follows the per-CPU pointer when percpu).
     uint64_t hash_value(uint32_t reg);
     // Where a hash element's value (or per-CPU pointer) starts: after the header and the key.
@@ -113,26 +132,18 @@ private:
     uint8_t* elem_slot(uint32_t reg);
     // Host pointer of array (or array of maps) slot `idx` < max_entries.
     uint8_t* array_slot(uint32_t idx) {
-        return mem_.region(obj_region_).data + kArrayValueOffset + static_cast<size_t>(idx) * elem_size_;
+        return mem_.region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
     }
     // The value bytes entries() reports for the element at host pointer `p` (map-in-map: the
     // inner map number of the 8-byte pointer there, 4 bytes little-endian).
     void user_value(const uint8_t* p, std::vector<uint8_t>& out) const;
-    uint64_t clock_ = 0;
 
-    // Hash elements in key order (what entries() lists and the LRU victim search walks): key n
-    // is bytes [n * key_size, (n + 1) * key_size) of keys_, its element elems_[n]. All keys have
-    // key_size bytes, so byte-wise (memcmp) order is the key order. A run inserts and looks up a
-    // few keys only: sorted vectors do that without the allocation per element and per lookup
-    // that a node map with vector keys costs.
-    std::vector<uint8_t> keys_;
-    std::vector<Elem> elems_;
     struct KeyPos {
         size_t pos;  // the key's index, or where it would be inserted
         bool found;
     };
     [[nodiscard]] KeyPos find_key(const uint8_t* key) const;
-    [[nodiscard]] const uint8_t* key_at(size_t n) const { return keys_.data() + n * def_.key_size; }
+    [[nodiscard]] const uint8_t* key_at(size_t n) const { return s_.keys.data() + n * def_.key_size; }
     void insert_key(size_t pos, const uint8_t* key, Elem e);
     void erase_key(size_t pos);
 };

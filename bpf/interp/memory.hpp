@@ -114,6 +114,60 @@ public:
         return true;
     }
 
+    // A copy of a memory's regions and their bytes (lazy regions stay lazy): Memory::save() makes
+    // it, Memory::restore() makes a fresh memory equal to the saved one again, region for region
+    // and byte for byte. What the runs of one input on several programs start from
+    // (interp::PreparedInput): one memcpy instead of every region built and filled again.
+    static constexpr uint32_t kMaxLazy = 16;  // add_lazy() of a later region adds a plain one
+    struct Image {
+        std::vector<Region> regions;   // data: nullptr (lazy or saved), the bytes are at `offsets`
+        std::vector<uint32_t> offsets;  // where region r's bytes start in `bytes` (a multiple of 16), or kLazy
+        std::vector<uint8_t> bytes;
+        uint32_t lazy_mask = 0;
+        uint32_t lazy_size[kMaxLazy] = {};
+        static constexpr uint32_t kLazy = ~0u;
+    };
+    void save(Image& img) const {
+        img.regions.assign(regions_, regions_ + count_);
+        img.offsets.resize(count_);
+        if (ws_->current == 0) {
+            // Every region was cut from the first chunk, one after the other from its start: one
+            // copy of what was cut (set-ups are a few KiB, far less than a chunk).
+            const uint8_t* const start = ws_->chunks.front().data.get();
+            img.bytes.assign(start, static_cast<const uint8_t*>(chunk_next_));
+            for (size_t r = 0; r < count_; ++r)
+                img.offsets[r] = is_lazy(static_cast<uint32_t>(r)) ? Image::kLazy : static_cast<uint32_t>(regions_[r].data - start);
+        } else {
+            size_t total = 0;
+            for (size_t r = 0; r < count_; ++r) total += is_lazy(static_cast<uint32_t>(r)) ? 0 : round16(regions_[r].size);
+            img.bytes.resize(total);
+            size_t at = 0;
+            for (size_t r = 0; r < count_; ++r) {
+                if (is_lazy(static_cast<uint32_t>(r))) {
+                    img.offsets[r] = Image::kLazy;
+                    continue;
+                }
+                img.offsets[r] = static_cast<uint32_t>(at);
+                if (regions_[r].size) std::memcpy(img.bytes.data() + at, regions_[r].data, regions_[r].size);
+                at += round16(regions_[r].size);
+            }
+        }
+        for (Region& reg : img.regions) reg.data = nullptr;
+        img.lazy_mask = lazy_mask_;
+        std::copy(std::begin(lazy_size_), std::end(lazy_size_), std::begin(img.lazy_size));
+    }
+    // Only on a memory that has no region yet.
+    void restore(const Image& img) {
+        uint8_t* base = allocate_bytes_uninit(img.bytes.size());
+        if (!img.bytes.empty()) std::memcpy(base, img.bytes.data(), img.bytes.size());
+        std::vector<Region>& regions = ws_->regions;
+        regions.assign(img.regions.begin(), img.regions.end());
+        for (size_t r = 0; r < regions.size(); ++r) regions[r].data = img.offsets[r] == Image::kLazy ? nullptr : base + img.offsets[r];
+        sync_regions();
+        lazy_mask_ = img.lazy_mask;
+        std::copy(std::begin(img.lazy_size), std::end(img.lazy_size), std::begin(lazy_size_));
+    }
+
 private:
     static constexpr size_t kChunkSize = 16 * 1024;
     // A block of storage regions are cut from.
@@ -192,7 +246,6 @@ private:
         chunk_left_ = w.chunks[w.current].size;
     }
     // Lazy regions (add_lazy): those among the first kMaxLazy whose storage is not allocated yet.
-    static constexpr uint32_t kMaxLazy = 16;
     [[nodiscard]] bool is_lazy(uint32_t r) const { return r < kMaxLazy && ((lazy_mask_ >> r) & 1) != 0; }
     void materialize(uint32_t r) {
         Region& reg = regions_[r];

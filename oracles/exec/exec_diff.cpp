@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -86,6 +87,42 @@ std::string fault_class(const interp::ExecResult& r) {
     }
     return out;
 }
+
+// What the runs of a case write into and start from, kept per thread from one exec_diff() to the
+// next so that their storage is reused (a case's generated input holds tens of map entries, each
+// result a few vectors: allocations that every case would otherwise make again). A call made
+// while the thread's are in use (exec_diff judging a corrected program from inside a run of
+// inputs) gets buffers of its own.
+struct RunBuffers {
+    interp::ExecInput generated;
+    std::vector<interp::ExecResult> results;
+    interp::PreparedInput prepared;
+    std::vector<char> ran;
+    std::vector<std::pair<size_t, size_t>> compared;
+    bool busy = false;
+
+    class Lease {
+    public:
+        Lease() {
+            static thread_local RunBuffers mine;
+            if (!mine.busy) {
+                b_ = &mine;
+            } else {
+                own_ = std::make_unique<RunBuffers>();
+                b_ = own_.get();
+            }
+            b_->busy = true;
+        }
+        ~Lease() { b_->busy = false; }
+        Lease(const Lease&) = delete;
+        Lease& operator=(const Lease&) = delete;
+        RunBuffers* operator->() const { return b_; }
+
+    private:
+        std::unique_ptr<RunBuffers> own_;
+        RunBuffers* b_ = nullptr;
+    };
+};
 
 passes::RewriteOptions ro_for(const ExecDiffOptions& opts, const ArchProfile& a) {
     passes::RewriteOptions ro = opts.rewrite;
@@ -434,6 +471,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         }
         return runnables.size() - 1;
     };
+    runnables.reserve(setups.size() * (1 + patchers.size()));  // the most slot_of() can add
     std::vector<size_t> ref_slot(setups.size());
     std::vector<std::vector<size_t>> cand_slot(setups.size());
     for (size_t si = 0; si < setups.size(); ++si) {
@@ -446,21 +484,27 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     interp::ExecOptions eo;
     eo.collect_maps = false;  // compared by digest; a divergence is re-run with entries for its report
     const uint32_t total = static_cast<uint32_t>(opts.given.size()) + opts.inputs;
-    // One result per runnable, rewritten by every input's run (their buffers are reused).
-    std::vector<interp::ExecResult> results(runnables.size());
-    std::vector<char> ran;
-    interp::ExecInput generated;
-    std::vector<std::pair<size_t, size_t>> compared;  // (ref slot, candidate slot) pairs judged for this input
+    RunBuffers::Lease buffers;
+    // One result per runnable, rewritten by every input's run (their buffers are reused, also
+    // from the cases before: a run clears its result first).
+    std::vector<interp::ExecResult>& results = buffers->results;
+    if (results.size() < runnables.size()) results.resize(runnables.size());
+    std::vector<char>& ran = buffers->ran;
+    interp::ExecInput& generated = buffers->generated;  // generate_input() rewrites all of it
+    // The runs of one input start from one set-up, built by the first and restored by the others.
+    interp::PreparedInput& prepared = buffers->prepared;
+    std::vector<std::pair<size_t, size_t>>& compared = buffers->compared;  // (ref slot, candidate slot) pairs judged for this input
     for (uint32_t k = 0; k < total; ++k) {
         if (k >= opts.given.size()) generate_input(prog, rng, opts.input_gen, generated);
         const interp::ExecInput& in = k < opts.given.size() ? opts.given[k] : generated;
+        prepared.reset(in);
         ++st.inputs_run;
         ran.assign(runnables.size(), 0);
         compared.clear();
         auto run = [&](size_t slot) -> const interp::ExecResult& {
             if (!ran[slot]) {
                 ran[slot] = 1;
-                interp::execute(runnables[slot], in, eo, results[slot]);
+                interp::execute(runnables[slot], prepared, eo, results[slot]);
                 ++st.executions;
             }
             return results[slot];

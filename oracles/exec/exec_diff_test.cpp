@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "bpf/interp/loop_programs.hpp"
 #include "oracles/exec/exec_diff.hpp"
@@ -122,6 +123,66 @@ Program bpf_loop_case(int32_t n, bool zext) {
     p.subprogs[0].stack_depth = 8;
     p.subprogs[1].is_cb = true;
     return p;
+}
+
+// exec_diff() reuses per thread the buffers its runs write into and start from (the generated
+// input, the results, the saved set-up). A case judged after others on one thread must get the
+// verdict it gets on a fresh thread: programs with and without maps, failing ones (whose
+// counterexample shows the input), and one judged again from inside its own run loop (the
+// zext-facts path, which must not take the buffers in use).
+TEST(ExecDiff, CasesAfterOtherCasesGetTheVerdictsOfAFreshThread) {
+    using namespace isa;
+    Program mapped = make_program({st(BPF_W, 10, -4, 1), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 0), ldimm64_hi(0), mov64_reg(2, 10),
+                                   alu64_imm(BPF_ADD, 2, -4), call_helper(BPF_FUNC_map_lookup_elem), mov64_imm(6, 0),
+                                   jmp_imm(BPF_JEQ, 0, 0, 2), ldx(BPF_DW, 6, 0, 0), st(BPF_DW, 0, 0, 5), st(BPF_DW, 10, -16, 0),
+                                   stx(BPF_DW, 10, 6, -16), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 1), ldimm64_hi(0), mov64_reg(2, 10),
+                                   alu64_imm(BPF_ADD, 2, -4), mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -16), mov64_imm(4, 0),
+                                   call_helper(BPF_FUNC_map_update_elem), mov64_reg(0, 6), exit_insn()});
+    mapped.maps = {MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 4},
+                   MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 4}};
+    const Program iter = interp::iter_sum_program();
+    const Program unfacted = bpf_loop_case(3, false);
+    struct Case {
+        const Program* prog;
+        ExecDiffOptions opts;
+    };
+    // V1 on jit32 with one input: seed 5's passes, seed 6's fails; one after the other, a run
+    // that started from the other's input would give the other's verdict.
+    const std::vector<Case> cases = {{&iter, opts_for(passes::IterInline::V1, {arch_jit32()}, 1, 5)},
+                                     {&iter, opts_for(passes::IterInline::V1, {arch_jit32()}, 1, 6)},
+                                     {&iter, opts_for(passes::IterInline::V1, {arch_jit32()}, 1, 5)},
+                                     {&iter, opts_for(passes::IterInline::V3, {}, 40, 11)},
+                                     {&mapped, opts_for(passes::IterInline::V4, {}, 12, 5)},
+                                     {&iter, opts_for(passes::IterInline::V1, {arch_jit32()}, 300, 7)},
+                                     {&unfacted, opts_for(passes::IterInline::V4, {arch_jit32()}, 8, 3)},
+                                     {&mapped, opts_for(passes::IterInline::V4, {arch_jit32()}, 12, 9)},
+                                     {&iter, opts_for(passes::IterInline::V3, {}, 40, 11)}};
+    struct Judged {
+        Verdict v;
+        ExecDiffStats st;
+    };
+    auto judge = [](const Case& c) {
+        Judged j;
+        j.v = exec_diff(*c.prog, c.opts, &j.st);
+        return j;
+    };
+    size_t failed = 0;
+    for (size_t k = 0; k < cases.size(); ++k) {
+        SCOPED_TRACE("case " + std::to_string(k));
+        const Judged after_others = judge(cases[k]);
+        Judged fresh;
+        std::thread([&] { fresh = judge(cases[k]); }).join();
+        EXPECT_EQ(after_others.v.outcome, fresh.v.outcome);
+        EXPECT_EQ(after_others.v.reason, fresh.v.reason);
+        EXPECT_EQ(after_others.v.divergence, fresh.v.divergence);
+        EXPECT_EQ(after_others.v.counterexample, fresh.v.counterexample);
+        EXPECT_EQ(after_others.v.arch, fresh.v.arch);
+        EXPECT_EQ(after_others.st.executions, fresh.st.executions);
+        EXPECT_EQ(after_others.st.inputs_run, fresh.st.inputs_run);
+        EXPECT_EQ(after_others.st.skipped_inputs, fresh.st.skipped_inputs);
+        if (fresh.v.outcome == Outcome::Fail) ++failed;
+    }
+    EXPECT_GE(failed, 3u);  // counterexamples (with their inputs) were compared
 }
 
 TEST(ExecDiff, HelperArgumentWithoutZextFactIsNotJudgedOnJit32) {
