@@ -471,10 +471,23 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         }
         return runnables.size() - 1;
     };
+    // A profile whose every candidate is its reference (the original program, run without marks:
+    // no pass changed it) has nothing to compare, so its reference is not run either. Without
+    // any other profile the oracle judges nothing: a skip, not a pass of runs that compared nothing.
+    std::vector<char> judged(setups.size(), 0);
+    size_t judged_count = 0;
+    for (size_t si = 0; si < setups.size(); ++si) {
+        const PerArch& pa = setups[si];
+        judged[si] = pa.ref_marks != interp::ZextMarks::Ignore ||
+                     std::any_of(pa.cands.begin(), pa.cands.end(), [&](const Variant& v) { return v.prog != &prog && !(*v.prog == prog); });
+        judged_count += judged[si] != 0;
+    }
+    if (judged_count == 0) return Verdict::skip("exec", "nothing to compare: no pass changed the program under any profile");
     runnables.reserve(setups.size() * (1 + patchers.size()));  // the most slot_of() can add
     std::vector<size_t> ref_slot(setups.size());
     std::vector<std::vector<size_t>> cand_slot(setups.size());
     for (size_t si = 0; si < setups.size(); ++si) {
+        if (!judged[si]) continue;
         ref_slot[si] = slot_of(prog, setups[si].arch, setups[si].ref_marks);
         for (const Variant& v : setups[si].cands) cand_slot[si].push_back(slot_of(*v.prog, setups[si].arch, interp::ZextMarks::Ignore));
     }
@@ -510,6 +523,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             return results[slot];
         };
         for (size_t si = 0; si < setups.size(); ++si) {
+            if (!judged[si]) continue;
             const PerArch& pa = setups[si];
             const interp::ExecResult& ref = run(ref_slot[si]);
             // Something the reference models do not cover (a helper, kfunc, map type, LD_ABS):
@@ -574,9 +588,9 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             }
         }
     }
-    if (st.skipped_inputs == st.inputs_run * setups.size() && st.inputs_run > 0)
+    if (st.skipped_inputs == st.inputs_run * judged_count && st.inputs_run > 0)
         return Verdict::unknown("exec", "the reference faulted or ran out of steps on every input (first: " + first_ref_fault + ")");
-    return Verdict::pass_("exec", std::to_string(st.inputs_run) + " inputs x " + std::to_string(setups.size()) + " profiles x " +
+    return Verdict::pass_("exec", std::to_string(st.inputs_run) + " inputs x " + std::to_string(judged_count) + " profiles x " +
                                       std::to_string(patchers.size()) + " patchers agree");
 }
 

@@ -9,6 +9,9 @@
 // 64-bit JITs, and where the JIT needs explicit zero extension (jit32) with the verifier's
 // zext_dst marks applied by the interpreter (interp::ZextMarks::Apply), so that a divergence is
 // caused by the rewrite, not by the missing zexts — and the zext pass is judged like any other.
+// A profile where every rewrite is that reference itself (no pass changed the program, and no
+// marks are applied) compares nothing and runs nothing; when that holds for every profile the
+// verdict is Skip ("nothing to compare"), never a Pass of runs that compared nothing.
 #include <cstdint>
 #include <optional>
 #include <span>

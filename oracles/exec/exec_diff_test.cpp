@@ -103,11 +103,37 @@ TEST(ExecDiff, InsnArrayMapsAreNotCompared) {
 }
 
 TEST(ExecDiff, UnmodelledHelperIsSkipNotFailOrPass) {
-    // bpf_get_func_ip (173) has no reference model: the oracle cannot judge the program.
-    Program p = make_program({isa::call_helper(BPF_FUNC_get_func_ip), isa::exit_insn()});
+    // bpf_get_func_ip (173) has no reference model: the oracle cannot judge the program (whose
+    // division by a register the passes guard, so that there is a rewrite to compare).
+    Program p = make_program({isa::call_helper(BPF_FUNC_get_func_ip), isa::mov64_imm(1, 2),
+                              isa::alu64_reg(BPF_DIV, 0, 1), isa::exit_insn()});
     Verdict v = exec_diff(p, opts_for(passes::IterInline::V4, {}, 4, 1));
     EXPECT_EQ(v.outcome, Outcome::Skip) << v.reason;
     EXPECT_NE(v.reason.find("helper 173"), std::string::npos) << v.reason;
+}
+
+// A program no pass changes is compared with nothing, so nothing runs: the verdict is a skip that
+// says so, not a pass. A 32-bit def with its zext mark is judged on jit32 even so: there the
+// reference applies the mark and the unchanged rewrite does not (a missing zext insertion is a
+// divergence to find), while the 64-bit profiles still have nothing to compare.
+TEST(ExecDiff, NothingRewrittenIsNothingToCompare) {
+    using namespace isa;
+    const Program same = make_program({mov64_imm(0, 7), alu64_imm(BPF_ADD, 0, 1), exit_insn()});
+    ExecDiffStats st;
+    Verdict v = exec_diff(same, opts_for(passes::IterInline::V4, {}, 4, 1), &st);
+    EXPECT_EQ(v.outcome, Outcome::Skip) << v.reason;
+    EXPECT_NE(v.reason.find("nothing to compare"), std::string::npos) << v.reason;
+    EXPECT_EQ(st.executions, 0u);
+
+    Program marked = make_program({mov32_imm(0, 7), exit_insn()});
+    marked.aux[0].zext_dst = true;
+    ExecDiffOptions o = opts_for(passes::IterInline::V4, {arch_x86_64(), arch_jit32()}, 4, 1);
+    o.rewrite.only = {"misc_fixups"};  // no zext pass: the rewrite stays the original
+    ExecDiffStats marked_st;
+    Verdict m = exec_diff(marked, o, &marked_st);
+    EXPECT_EQ(m.outcome, Outcome::Pass) << m.reason << "\n" << m.counterexample;
+    EXPECT_NE(m.reason.find("x 1 profiles"), std::string::npos) << m.reason;
+    EXPECT_EQ(marked_st.executions, 4u * 2);  // jit32: the reference with marks, the rewrite without
 }
 
 // w1 = N (a 32-bit def), r2 = callback, r3 = r4 = 0, bpf_loop, r0 = loop result, exit; callback
