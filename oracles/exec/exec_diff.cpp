@@ -367,10 +367,20 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         PerArch pa{a, interp::ZextMarks::Ignore, {}};
         passes::RewriteOptions ro = opts.rewrite;
         ro.arch = a;
-        // A profile whose rewrites are an earlier one's (passes::rewrites_alike) takes them.
+        // A profile whose rewrites are an earlier one's (passes::rewrites_alike) takes them. The
+        // caller may have said so already, by giving the very same rewrites for both (the runner
+        // does for x86_64 and arm64): then the scan of the program is not made again.
+        auto given_alike = [&](const PerArch& done) {
+            if (done.arch.needs_zext != a.needs_zext) return false;  // (the reference's marks)
+            for (const std::string& name : patchers) {
+                const Program* mine = given_rewrite(a, name);
+                if (mine == nullptr || mine != given_rewrite(done.arch, name)) return false;
+            }
+            return true;
+        };
         const PerArch* alike = nullptr;
         for (const PerArch& done : setups)
-            if (passes::rewrites_alike(prog, ro_for(opts, done.arch), ro)) {
+            if (given_alike(done) || passes::rewrites_alike(prog, ro_for(opts, done.arch), ro)) {
                 alike = &done;
                 break;
             }
