@@ -27,6 +27,9 @@ public:
         uint32_t cur = 0;
         uint32_t depth = prog.subprogs[0].stack_depth;
         uint32_t roundup = ((depth + 7) / 8) * 8 - depth;
+        // subprogs[cur + 1].start while cur + 1 <= nsub (the boundary test below), else never
+        constexpr uint32_t kNoBoundary = UINT32_MAX;  // i + 1 <= n < UINT32_MAX
+        uint32_t next_start = prog.subprogs[1].start;
         for (uint32_t i = 0; i < n; ++i) {
             const Insn& in = prog.insns[i];
             const InsnAux& ax = prog.aux[i];
@@ -36,14 +39,15 @@ public:
                 int64_t s = prog.subprogs[ax.loop_callback_subprogno].start;
                 if (s > i) s += kBpfLoopInlineLen - 1;
                 const auto imm = static_cast<int32_t>(s - (static_cast<int64_t>(i) + kBpfLoopCallSlot) - 1);
-                batch.patches.push_back({.kind = patch::PatchKind::Replace, .pos = i, .insns = emit_bpf_loop_inline(base, imm)});
+                add_patch(batch, {.kind = patch::PatchKind::Replace, .pos = i, .insns = emit_bpf_loop_inline(base, imm)});
             }
-            if (cur + 1 <= nsub && prog.subprogs[cur + 1].start == i + 1) {
+            if (next_start == i + 1) {
                 ++cur;
                 if (cur < nsub) {
                     depth = prog.subprogs[cur].stack_depth;
                     roundup = ((depth + 7) / 8) * 8 - depth;
                 }
+                next_start = cur + 1 <= nsub ? prog.subprogs[cur + 1].start : kNoBoundary;
             }
         }
         PatchOutcome out = apply_batch(patcher, prog, batch);

@@ -38,15 +38,13 @@ void hard_wire_dead_code_branches(Program& prog) {
 patch::PatchBatch dead_code_removals(const Program& prog) {
     patch::PatchBatch b;
     const uint32_t n = prog.len();
-    for (uint32_t i = 0; i < n;) {
-        uint32_t j = 0;
-        while (i + j < n && !prog.aux[i + j].seen) ++j;
-        if (j == 0) {
-            ++i;
-            continue;
-        }
-        b.patches.push_back({.kind = patch::PatchKind::Remove, .pos = i, .count = j});
-        i += j;
+    const InsnAux* const aux = prog.aux.data();
+    for (uint32_t i = 0; i < n; ++i) {
+        if (aux[i].seen) continue;
+        uint32_t end = i + 1;  // the run is [i, end)
+        while (end < n && !aux[end].seen) ++end;
+        add_patch(b, {.kind = patch::PatchKind::Remove, .pos = i, .count = end - i});
+        i = end;  // seen, or past the end
     }
     return b;
 }
@@ -69,9 +67,11 @@ std::vector<uint32_t> nop_removals(const std::vector<Insn>& insns) {
         return in;
     };
     std::vector<uint32_t> removals;
-    // The common case first: with no nop to begin with, nothing is ever removed.
+    // The common case first: with no nop to begin with, nothing is ever removed. Before the first
+    // nop nothing is either: the scan starts there, at i == k.
     const auto is_nop = [](const Insn& in) { return is_ja0(in) || is_may_goto0(in); };
-    if (std::none_of(insns.begin(), insns.end(), is_nop)) return removals;
+    const auto first_nop = std::find_if(insns.begin(), insns.end(), is_nop);
+    if (first_nop == insns.end()) return removals;
     // The insns still present, as a doubly linked list over original indices (n: past the end).
     std::vector<uint32_t> next(n), prev(n);
     for (uint32_t k = 0; k < n; ++k) {
@@ -79,7 +79,8 @@ std::vector<uint32_t> nop_removals(const std::vector<Insn>& insns) {
         prev[k] = k - 1;  // wraps for k == 0, never read: only an insn at i > 0 has one before it
     }
     // i: the scan's index in the current program, k: the original index of the insn there.
-    for (uint32_t i = 0, k = 0; k < n;) {
+    const auto first = static_cast<uint32_t>(first_nop - insns.begin());
+    for (uint32_t i = first, k = first; k < n;) {
         const Insn& in = insns[k];
         const Insn shape = with_zero_off(in);
         const bool nop = is_nop(shape) && in.off >= 0 && next[k] >= k + 1 + static_cast<uint32_t>(in.off);
@@ -139,7 +140,7 @@ private:
             uint32_t last = 0;
             while (k < events.size() && (b.patches.empty() || events[k] >= last)) {
                 last = events[k];
-                b.patches.push_back({.kind = patch::PatchKind::Remove, .pos = events[k] + removed, .count = 1});
+                add_patch(b, {.kind = patch::PatchKind::Remove, .pos = events[k] + removed, .count = 1});
                 ++removed;
                 ++k;
             }

@@ -89,7 +89,8 @@ public:
         // calls (measured on 6.12.117, kernel-vm notes §4); 6.1 has no inline either.
         if (opts.kernel != KernelProfile::BpfNext) return {};
         patch::PatchBatch batch;
-        for (uint32_t i = 0; i < prog.len(); ++i) {
+        const uint32_t n = prog.len();
+        for (uint32_t i = 0; i < n; ++i) {
             const Insn& in = prog.insns[i];
             if (!is_kfunc_call(in)) continue;
             std::vector<Insn> p;
@@ -99,7 +100,7 @@ public:
                 case kfunc::Kind::IterNumDestroy: p = emit_iter_num_destroy(opts.iter_inline); break;
                 default: break;
             }
-            if (!p.empty()) batch.patches.push_back({.kind = patch::PatchKind::Replace, .pos = i, .insns = std::move(p)});
+            if (!p.empty()) add_patch(batch, {.kind = patch::PatchKind::Replace, .pos = i, .insns = std::move(p)});
         }
         return apply_batch(patcher, prog, batch);
     }

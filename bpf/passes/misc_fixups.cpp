@@ -11,6 +11,7 @@
 // RewriteOptions::kernel selects where bpf-next, 6.12 and 6.1 differ (profile_arch, rows h, n, o, r,
 // s, t-v, x, y, the hidden subprog and the cpu v4 / may_goto rejections of 6.1; partly measured
 // under qemu, harness/kernel/README.md).
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -19,6 +20,7 @@
 #include "bpf/passes/internal_calls.hpp"
 #include "bpf/passes/ld_abs.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
+#include "bpf/passes/misc_fixups_opcodes.hpp"
 #include "bpf/passes/pass_util.hpp"
 #include "bpf/passes/ptr_arith_mask.hpp"
 
@@ -64,16 +66,19 @@ std::vector<Insn> may_goto_expansion(const Insn& insn, uint32_t depth, bool time
 // The JIT capabilities as the profile's kernel has them: the internal per-CPU address mov
 // (BPF_MOV64_PERCPU_REG, kernel-patches/bpf PR 6709 "Bpf percpu insn", April 2024) is missing from
 // 6.1, so its per-CPU array/hash lookup inlines (-EOPNOTSUPP there) and the helper inlines are too.
-ArchProfile profile_arch(const RewriteOptions& opts) {
-    ArchProfile a = opts.arch;
+// bpf-next lacks none of them: its profile is opts.arch itself; an older kernel's is a copy of it
+// in `older` (the copy is worth avoiding: it copies jit_inlined_helpers).
+const ArchProfile& profile_arch(const RewriteOptions& opts, ArchProfile& older) {
+    if (opts.kernel == KernelProfile::BpfNext) return opts.arch;
+    older = opts.arch;
     if (opts.kernel == KernelProfile::K6_1) {
-        a.supports_percpu_insn = false;
-        a.verifier_inlines_helpers = false;
+        older.supports_percpu_insn = false;
+        older.verifier_inlines_helpers = false;
     }
     // Row h' (timed may_goto, bpf_jit_supports_timed_may_goto()) arrived after 6.12: 6.12 on x86-64
     // takes the untimed 8-byte counter path (measured on 6.12.117, harness/kernel/README.md).
-    if (opts.kernel != KernelProfile::BpfNext) a.timed_may_goto = false;
-    return a;
+    older.timed_may_goto = false;
+    return older;
 }
 
 bool is_map_helper(int32_t id) {
@@ -100,10 +105,13 @@ bool is_verifier_inlined_helper(int32_t id) {
 
 class MiscFixupsPass final : public Pass {
 public:
+    // prefilter: skip the row chain for the insns no row can act on (misc_fixups_opcodes.hpp)
+    explicit MiscFixupsPass(bool prefilter) : prefilter_(prefilter) {}
     std::string_view name() const override { return "misc_fixups"; }
 
     PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
-        const ArchProfile arch = profile_arch(opts);
+        ArchProfile older;
+        const ArchProfile& arch = profile_arch(opts, older);
         const uint32_t n = prog.len();  // the loop bound stays the original length
         if (auto r = add_hidden_exception_cb(prog, patcher, opts); !r.ok()) return r;
         const uint32_t nsub = prog.subprog_cnt();  // after the hidden subprog, as the kernel's loop
@@ -112,15 +120,33 @@ public:
 
         patch::PatchBatch batch;
         auto replace = [&](uint32_t pos, std::vector<Insn> insns) {
-            batch.patches.push_back({.kind = patch::PatchKind::Replace, .pos = pos, .insns = std::move(insns)});
+            add_patch(batch, {.kind = patch::PatchKind::Replace, .pos = pos, .insns = std::move(insns)});
         };
         std::vector<uint32_t> extra(nsub, 0);  // stack_depth_extra per subprog
         uint32_t cur = 0;
         uint32_t depth = nsub ? prog.subprogs[0].stack_depth : 0;
+        // subprogs[cur + 1].start while cur < nsub (the next_insn bookkeeping below), else never
+        constexpr uint32_t kNoBoundary = UINT32_MAX;  // i + 1 <= n < UINT32_MAX
+        uint32_t next_start = nsub ? prog.subprogs[1].start : kNoBoundary;
+        // next_insn bookkeeping: at a subprog's last insn its stack grows by the extra.
+        auto next_insn = [&](uint32_t at) {
+            if (next_start != at + 1) return;
+            ++cur;
+            depth = cur < nsub ? prog.subprogs[cur].stack_depth : depth;
+            next_start = cur < nsub ? prog.subprogs[cur + 1].start : kNoBoundary;
+        };
+        // Read once: an in-place edit (unsigned char fields) may alias anything, so the compiler
+        // would reload these on every insn. The rows never resize insns or aux.
+        const Insn* const insns = prog.insns.data();
+        const InsnAux* const aux = prog.aux.data();
 
         for (uint32_t i = 0; i < n; ++i) {
+            // No row acts on most insns, and their opcode alone says so (misc_fixups_opcodes.hpp):
+            // a tight loop passes them.
+            while (prefilter_ && i < n && !misc_fixups_may_act(insns[i], aux[i].needs_zext)) next_insn(i++);
+            if (i == n) break;
             Insn& insn = prog.insns[i];  // in-place edits precede any copy (§7.5)
-            const InsnAux& ax = prog.aux[i];
+            const InsnAux& ax = aux[i];
             do {
                 // a: address-space cast
                 if (insn.code == (BPF_ALU64 | BPF_MOV | BPF_X) && insn.imm != 0) {
@@ -204,11 +230,7 @@ public:
                 auto r = helper_call(prog, i, arch, opts, batch);
                 if (!r.ok()) return r;
             } while (false);
-            // next_insn bookkeeping: at a subprog's last insn its stack grows by the extra.
-            if (cur < nsub && prog.subprogs[cur + 1].start == i + 1) {
-                ++cur;
-                if (cur < nsub) depth = prog.subprogs[cur].stack_depth;
-            }
+            next_insn(i);
         }
         PatchOutcome out = apply_batch(patcher, prog, batch);
         if (!out.ok()) return out;
@@ -220,6 +242,8 @@ public:
     }
 
 private:
+    bool prefilter_;
+
     // Pre-loop (bpf-next, 6.12; exceptions postdate 6.1): a program that reached bpf_throw but
     // declares no exception callback gets a hidden one appended by add_hidden_subprog() (verifier.c):
     // the last insn is patched with [copy of it, r0 = r1, exit], and a subprog starting at the new
@@ -228,6 +252,8 @@ private:
     // seen kfunc call named "bpf_throw" in Program::kfuncs (the verifier sets it there).
     static PatchOutcome add_hidden_exception_cb(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) {
         if (opts.kernel == KernelProfile::K6_1 || prog.len() == 0 || prog.subprogs.empty()) return {};
+        // Only a call of a declared bpf_throw sets it: without one (most programs) skip the walk.
+        if (std::none_of(prog.kfuncs.begin(), prog.kfuncs.end(), [](const auto& d) { return d.name == "bpf_throw"; })) return {};
         bool seen_exception = false;
         for (uint32_t i = 0; i < prog.len() && !seen_exception; ++i) {
             const Insn& in = prog.insns[i];
@@ -258,7 +284,7 @@ private:
         Insn& insn = prog.insns[i];
         const InsnAux& ax = prog.aux[i];
         auto replace = [&](std::vector<Insn> insns) {
-            batch.patches.push_back({.kind = patch::PatchKind::Replace, .pos = i, .insns = std::move(insns)});
+            add_patch(batch, {.kind = patch::PatchKind::Replace, .pos = i, .insns = std::move(insns)});
         };
         const bool next = opts.kernel == KernelProfile::BpfNext;
         const bool jit64 = arch.jit_requested && arch.bits64;
@@ -371,9 +397,9 @@ private:
         const MapDef& m = prog.maps[static_cast<size_t>(ax.map_index)];
         uint64_t p2 = 1;
         while (p2 < m.max_entries) p2 <<= 1;
-        batch.patches.push_back({.kind = patch::PatchKind::Replace,
-                                 .pos = i,
-                                 .insns = {jmp_imm(BPF_JGE, BPF_REG_3, static_cast<int32_t>(m.max_entries), 2),
+        add_patch(batch, {.kind = patch::PatchKind::Replace,
+                          .pos = i,
+                          .insns = {jmp_imm(BPF_JGE, BPF_REG_3, static_cast<int32_t>(m.max_entries), 2),
                                            alu32_imm(BPF_AND, BPF_REG_3, static_cast<int32_t>(p2 - 1)), insn}});
         return {};
     }
@@ -392,7 +418,7 @@ private:
             } else {
                 pro = {st(BPF_DW, BPF_REG_10, off, kMaxLoops)};
             }
-            b.patches.push_back({.kind = patch::PatchKind::InsertBefore, .pos = sp.start, .insns = std::move(pro)});
+            add_patch(b, {.kind = patch::PatchKind::InsertBefore, .pos = sp.start, .insns = std::move(pro)});
         }
         return apply_batch(patcher, prog, b);
     }
@@ -401,7 +427,8 @@ private:
 }  // namespace
 
 bool misc_fixups_arch_sensitive(const Program& prog, const RewriteOptions& a, const RewriteOptions& b) {
-    const ArchProfile x = profile_arch(a), y = profile_arch(b);
+    ArchProfile older_a, older_b;
+    const ArchProfile &x = profile_arch(a, older_a), &y = profile_arch(b, older_b);
     // Capabilities read on many paths: any difference counts.
     if (x.bits64 != y.bits64 || x.jit_requested != y.jit_requested || x.needs_zext != y.needs_zext ||
         x.supports_percpu_insn != y.supports_percpu_insn || x.timed_may_goto != y.timed_may_goto ||
@@ -412,6 +439,8 @@ bool misc_fixups_arch_sensitive(const Program& prog, const RewriteOptions& a, co
     const bool helpers_differ = x.verifier_inlines_helpers != y.verifier_inlines_helpers || x.jit_inlined_helpers != y.jit_inlined_helpers;
     if (!guard_differs && !helpers_differ) return false;
     for (const Insn& insn : prog.insns) {
+        // Both kinds are rows' opcodes: most insns are passed on the opcode alone.
+        if (!kMiscFixupsRowOpcodes[insn.code]) continue;
         if (guard_differs && cls(insn) == BPF_LDX && (mode(insn) == kModeProbeMem || mode(insn) == kModeProbeMemSx)) return true;
         if (helpers_differ && is_call(insn) && !is_pseudo_call(insn) && !is_kfunc_call(insn) &&
             (is_verifier_inlined_helper(insn.imm) || x.jit_inlines_helper(insn.imm) || y.jit_inlines_helper(insn.imm)))
@@ -420,6 +449,7 @@ bool misc_fixups_arch_sensitive(const Program& prog, const RewriteOptions& a, co
     return false;
 }
 
-std::unique_ptr<Pass> make_misc_fixups_pass() { return std::make_unique<MiscFixupsPass>(); }
+std::unique_ptr<Pass> make_misc_fixups_pass() { return std::make_unique<MiscFixupsPass>(true); }
+std::unique_ptr<Pass> make_misc_fixups_pass_unfiltered() { return std::make_unique<MiscFixupsPass>(false); }
 
 }  // namespace patchfuzz::passes

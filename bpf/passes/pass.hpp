@@ -3,6 +3,7 @@
 // PatchBatches to whichever Patcher it is given (it cannot tell which; it never reads patched
 // code back within one batch). Passes run in the kernel's order (spec/patching.md §5.1).
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,12 +59,15 @@ class Pass {
 public:
     virtual ~Pass() = default;
     [[nodiscard]] virtual std::string_view name() const = 0;
-    // Emits its batches through `patcher`; returns the first failing outcome, or ok.
+    // Emits its batches through `patcher`; returns the first failing outcome, or ok. Keeps no state
+    // from one call to the next: run_pass() runs one shared instance per pass, on any thread.
     virtual PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) = 0;
 };
 
 // All pass names in kernel order ("bpf_loop", "dead_code", "misc_fixups", "iter_inline", "zext", ...).
 std::vector<std::string_view> pass_names();
+// The same names without a fresh vector (for callers on the per-case path).
+std::span<const std::string_view> pass_names_view();
 // Runs the selected passes in kernel order on `prog`, every batch through `patcher`.
 PipelineResult run_pipeline(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts);
 // The pass_names()[index] step of run_pipeline() alone (opts.only is not read): its outcome and

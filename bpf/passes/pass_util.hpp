@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/pass.hpp"
@@ -11,6 +12,13 @@ namespace patchfuzz::passes {
 
 // Applies `batch` unless it is empty (the kernel calls nothing when a pass finds nothing).
 PatchOutcome apply_batch(patch::Patcher& patcher, Program& prog, const patch::PatchBatch& batch);
+// Appends `p` to a batch a pass is building. The first patch reserves room for a few: a batch that
+// has one usually gets more, and growing one at a time reallocates at 1, 2, 4, ... patches.
+inline void add_patch(patch::PatchBatch& batch, patch::Patch p) {
+    constexpr size_t kFirstCapacity = 8;
+    if (batch.patches.empty()) batch.patches.reserve(kFirstCapacity);
+    batch.patches.push_back(std::move(p));
+}
 // An outcome for a pass that fails on its own (-EINVAL, -EFAULT, ...), with the verifier log line.
 PatchOutcome fail(int err, std::string log);
 // Which modelled kfunc a kfunc call names (through Program::kfuncs; our BTF ids as a fallback).

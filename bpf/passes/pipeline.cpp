@@ -2,6 +2,7 @@
 // bpf_optimize_bpf_loop, dead code (privileged removal or sanitize), do_misc_fixups (whose kfunc
 // fixup hosts the iterator inline; a separate pass here so it can be selected), zext.
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <iterator>
 
@@ -38,20 +39,35 @@ private:
     patch::Patcher& inner_;
 };
 
+constexpr std::array<std::string_view, std::size(kPasses)> kPassNames = [] {
+    std::array<std::string_view, std::size(kPasses)> names{};
+    for (size_t i = 0; i < names.size(); ++i) names[i] = kPasses[i].name;
+    return names;
+}();
+
+// The passes keep no state between runs (pass.hpp): one instance of each serves every call, on
+// every thread, instead of one allocated per run.
+Pass& pass_instance(size_t index) {
+    static const auto instances = [] {
+        std::array<std::unique_ptr<Pass>, std::size(kPasses)> a;
+        for (size_t i = 0; i < a.size(); ++i) a[i] = kPasses[i].make();
+        return a;
+    }();
+    return *instances[index];
+}
+
 }  // namespace
 
-std::vector<std::string_view> pass_names() {
-    std::vector<std::string_view> v;
-    for (const auto& e : kPasses) v.push_back(e.name);
-    return v;
-}
+std::vector<std::string_view> pass_names() { return {kPassNames.begin(), kPassNames.end()}; }
+
+std::span<const std::string_view> pass_names_view() { return kPassNames; }
 
 PassRun run_pass(size_t index, Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) {
     PATCHFUZZ_CHECK(index < std::size(kPasses), "run_pass: no such pass");
-    auto pass = kPasses[index].make();
+    Pass& pass = pass_instance(index);
     CountingPatcher counting(patcher);
     PassRun run;
-    run.outcome = pass->run(prog, counting, opts);
+    run.outcome = pass.run(prog, counting, opts);
     run.patches = counting.count;
     return run;
 }

@@ -23,11 +23,19 @@ public:
         Rng rng(opts.rnd_hi32_seed);
         patch::PatchBatch batch;
         const uint32_t n = prog.len();
+        // Read once: a patch's Insns (unsigned char fields) may alias anything, so the compiler
+        // would reload these on every insn after the first patch.
+        const bool rnd_hi32 = opts.test_rnd_hi32;
+        const InsnAux* const aux = prog.aux.data();
+        const Insn* const insns = prog.insns.data();
         for (uint32_t i = 0; i < n; ++i) {
-            const InsnAux& ax = prog.aux[i];
             // Most insns are neither marked nor poisoned: skip them before decoding anything.
-            if (!ax.zext_dst && !opts.test_rnd_hi32) continue;
-            const Insn insn = prog.insns[i];
+            if (!rnd_hi32) {
+                while (i < n && !aux[i].zext_dst) ++i;
+                if (i == n) break;
+            }
+            const InsnAux& ax = aux[i];
+            const Insn insn = insns[i];
             const int reg = def_regno(insn);
             if (!ax.zext_dst) {
                 if (reg < 0) continue;
@@ -38,7 +46,7 @@ public:
                 // a ctx load may be converted into a wider load
                 if (cls(insn) == BPF_LDX && ax.ptr_type == PtrType::Ctx) continue;
                 const auto rnd = static_cast<int32_t>(static_cast<uint32_t>(rng.next()));
-                batch.patches.push_back({.kind = patch::PatchKind::Replace,
+                add_patch(batch, {.kind = patch::PatchKind::Replace,
                                          .pos = i,
                                          .insns = {insn, mov64_imm(kRegAx, rnd), alu64_imm(BPF_LSH, kRegAx, 32),
                                                    alu64_reg(BPF_OR, static_cast<uint8_t>(reg), kRegAx)}});
@@ -47,7 +55,7 @@ public:
             if (!opts.arch.needs_zext && !is_cmpxchg(insn)) continue;
             if (is_kfunc_call(insn)) continue;  // the caller zero-extends
             if (reg < 0) return fail(-EFAULT, "verifier bug: zext_dst is set, but no reg is defined at insn " + std::to_string(i));
-            batch.patches.push_back({.kind = patch::PatchKind::Replace,
+            add_patch(batch, {.kind = patch::PatchKind::Replace,
                                      .pos = i,
                                      .insns = {insn, zext_marker(static_cast<uint8_t>(reg))}});
         }
