@@ -16,7 +16,7 @@ class BpfLoopPass final : public Pass {
 public:
     std::string_view name() const override { return "bpf_loop"; }
 
-    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions&) override {
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions&) const override {
         patch::PatchBatch batch;
         const uint32_t n = prog.len();
         const uint32_t nsub = prog.subprog_cnt();

@@ -107,7 +107,7 @@ class DeadCodePass final : public Pass {
 public:
     std::string_view name() const override { return "dead_code"; }
 
-    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) const override {
         if (!opts.privileged) {
             sanitize(prog);
             return {};

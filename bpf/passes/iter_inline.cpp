@@ -83,7 +83,7 @@ class IterInlinePass final : public Pass {
 public:
     std::string_view name() const override { return "iter_inline"; }
 
-    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) const override {
         if (opts.iter_inline == IterInline::Off) return {};
         // The inlining series is bpf-next only: 6.12 keeps bpf_iter_num_{new,next,destroy} as kfunc
         // calls (measured on 6.12.117, kernel-vm notes §4); 6.1 has no inline either.

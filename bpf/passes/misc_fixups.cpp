@@ -109,7 +109,7 @@ public:
     explicit MiscFixupsPass(bool prefilter) : prefilter_(prefilter) {}
     std::string_view name() const override { return "misc_fixups"; }
 
-    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) const override {
         ArchProfile older;
         const ArchProfile& arch = profile_arch(opts, older);
         const uint32_t n = prog.len();  // the loop bound stays the original length

@@ -59,9 +59,10 @@ class Pass {
 public:
     virtual ~Pass() = default;
     [[nodiscard]] virtual std::string_view name() const = 0;
-    // Emits its batches through `patcher`; returns the first failing outcome, or ok. Keeps no state
-    // from one call to the next: run_pass() runs one shared instance per pass, on any thread.
-    virtual PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) = 0;
+    // Emits its batches through `patcher`; returns the first failing outcome, or ok. Const: a pass
+    // keeps no state from one call to the next, as run_pass() runs one shared instance per pass,
+    // on any thread.
+    virtual PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) const = 0;
 };
 
 // All pass names in kernel order ("bpf_loop", "dead_code", "misc_fixups", "iter_inline", "zext", ...).

@@ -47,7 +47,7 @@ constexpr std::array<std::string_view, std::size(kPasses)> kPassNames = [] {
 
 // The passes keep no state between runs (pass.hpp): one instance of each serves every call, on
 // every thread, instead of one allocated per run.
-Pass& pass_instance(size_t index) {
+const Pass& pass_instance(size_t index) {
     static const auto instances = [] {
         std::array<std::unique_ptr<Pass>, std::size(kPasses)> a;
         for (size_t i = 0; i < a.size(); ++i) a[i] = kPasses[i].make();
@@ -64,7 +64,7 @@ std::span<const std::string_view> pass_names_view() { return kPassNames; }
 
 PassRun run_pass(size_t index, Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) {
     PATCHFUZZ_CHECK(index < std::size(kPasses), "run_pass: no such pass");
-    Pass& pass = pass_instance(index);
+    const Pass& pass = pass_instance(index);
     CountingPatcher counting(patcher);
     PassRun run;
     run.outcome = pass.run(prog, counting, opts);

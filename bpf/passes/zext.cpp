@@ -19,7 +19,7 @@ class ZextPass final : public Pass {
 public:
     std::string_view name() const override { return "zext"; }
 
-    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) override {
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) const override {
         Rng rng(opts.rnd_hi32_seed);
         patch::PatchBatch batch;
         const uint32_t n = prog.len();
