@@ -400,7 +400,7 @@ private:
         add_patch(batch, {.kind = patch::PatchKind::Replace,
                           .pos = i,
                           .insns = {jmp_imm(BPF_JGE, BPF_REG_3, static_cast<int32_t>(m.max_entries), 2),
-                                           alu32_imm(BPF_AND, BPF_REG_3, static_cast<int32_t>(p2 - 1)), insn}});
+                                    alu32_imm(BPF_AND, BPF_REG_3, static_cast<int32_t>(p2 - 1)), insn}});
         return {};
     }
 
