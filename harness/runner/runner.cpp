@@ -141,7 +141,8 @@ bool wants(const RunConfig& cfg, std::string_view oracle) {
 // The passes in kernel order, and the slot after them that counts explicit batches.
 const std::vector<std::string_view>& trigger_names() {
     static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> v = passes::pass_names();
+        const std::span<const std::string_view> kernel_order = passes::pass_names_view();
+        std::vector<std::string_view> v(kernel_order.begin(), kernel_order.end());
         v.emplace_back("explicit");
         return v;
     }();

@@ -216,7 +216,7 @@ std::string divergence_cause(const Program& prog, const ArchProfile& arch, const
                              const passes::RewriteOptions& ro, const interp::ExecInput& in, const interp::ExecResult& ref,
                              uint32_t depth, bool r0_full, const std::string& kind) {
     std::vector<std::string> candidates;
-    for (auto name : passes::pass_names())
+    for (auto name : passes::pass_names_view())
         if (ro.only.empty() || std::find(ro.only.begin(), ro.only.end(), name) != ro.only.end()) candidates.emplace_back(name);
     // Does the rewrite with exactly `passes` (plus zext on a zext JIT, whose reference applies the marks)
     // give a divergence of the same kind?
@@ -412,7 +412,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         auto run_part = [&](size_t i, int part, Program& out, patch::Patcher& driver) -> std::optional<Verdict> {
             passes::RewriteOptions po = ro;
             po.only.clear();
-            const std::vector<std::string_view> names = passes::pass_names();
+            const std::span<const std::string_view> names = passes::pass_names_view();
             for (size_t k = part == 0 ? 0 : prefix_passes; k < (part == 0 ? prefix_passes : names.size()); ++k)
                 if (ro.only.empty() || std::find(ro.only.begin(), ro.only.end(), names[k]) != ro.only.end())
                     po.only.emplace_back(names[k]);
