@@ -217,7 +217,7 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
             if (idx >= def_.max_entries) return kE2big;
             if (f == BPF_NOEXIST) return kEexist;
             uint8_t* dst = s_.percpu ? mem_.region(percpu_value(idx)).data
-                                   : mem_.region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
+                                     : mem_.region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
             std::memcpy(dst, value, def_.value_size);
             return 0;
         }
