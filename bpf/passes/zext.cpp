@@ -47,17 +47,17 @@ public:
                 if (cls(insn) == BPF_LDX && ax.ptr_type == PtrType::Ctx) continue;
                 const auto rnd = static_cast<int32_t>(static_cast<uint32_t>(rng.next()));
                 add_patch(batch, {.kind = patch::PatchKind::Replace,
-                                         .pos = i,
-                                         .insns = {insn, mov64_imm(kRegAx, rnd), alu64_imm(BPF_LSH, kRegAx, 32),
-                                                   alu64_reg(BPF_OR, static_cast<uint8_t>(reg), kRegAx)}});
+                                  .pos = i,
+                                  .insns = {insn, mov64_imm(kRegAx, rnd), alu64_imm(BPF_LSH, kRegAx, 32),
+                                            alu64_reg(BPF_OR, static_cast<uint8_t>(reg), kRegAx)}});
                 continue;
             }
             if (!opts.arch.needs_zext && !is_cmpxchg(insn)) continue;
             if (is_kfunc_call(insn)) continue;  // the caller zero-extends
             if (reg < 0) return fail(-EFAULT, "verifier bug: zext_dst is set, but no reg is defined at insn " + std::to_string(i));
             add_patch(batch, {.kind = patch::PatchKind::Replace,
-                                     .pos = i,
-                                     .insns = {insn, zext_marker(static_cast<uint8_t>(reg))}});
+                              .pos = i,
+                              .insns = {insn, zext_marker(static_cast<uint8_t>(reg))}});
         }
         return apply_batch(patcher, prog, batch);
     }
