@@ -220,39 +220,11 @@ struct Decoded {
     std::array<uint32_t, 2> succ;
 };
 
-// Any insn, by the table and, where it does not decide, the functions above.
-[[gnu::noinline]] Decoded decode_any(const Insn& insn, uint32_t pc, uint32_t n) {
-    const OpFacts& f = kOpFacts[insn.code];
-    Decoded d{};
-    if (f.by_fields) {
-        d.read = read64(insn);
-        const int def = def_regno(insn);
-        d.end = static_cast<RegMask>(bit(def) | f.clobbered);
-        d.def32 = has_def32(insn) ? bit(def) : RegMask{0};
-    } else {
-        // dst_reg and src_reg are 4-bit fields: both shifts stay inside RegMask
-        const auto dst = static_cast<RegMask>(1u << insn.dst_reg), src = static_cast<RegMask>(1u << insn.src_reg);
-        d.read = static_cast<RegMask>(f.fixed_read | (dst & f.dst_read) | (src & f.src_read));
-        d.end = static_cast<RegMask>((dst & f.def_dst) | f.clobbered);
-        d.def32 = static_cast<RegMask>(dst & f.def32_dst);
-    }
-    const uint32_t none = no_node(n);
-    d.succ = {none, f.fall ? pc + f.fall : none};
-    if (f.jump != Jump::None) {
-        const int64_t t = static_cast<int64_t>(pc) + 1 + (f.jump == Jump::Imm ? insn.imm : insn.off);
-        d.succ[0] = f.jump == Jump::Tables                            ? tables_node(n)
-                    : t >= 0 && t < static_cast<int64_t>(n) ? static_cast<uint32_t>(t)
-                                                            : none;
-    }
-    return d;
-}
-
-// The same, inline for the usual insn (OpFacts::usual: decided by the table, and any jump is by
-// `off`) and through decode_any() for the others: the loop of zext_gaps() decodes every insn, and
-// the rare cases inline would crowd its registers.
-[[gnu::always_inline]] inline Decoded decode(const Insn& insn, uint32_t pc, uint32_t n) {
-    const OpFacts& f = kOpFacts[insn.code];
-    if (!f.usual) [[unlikely]] return decode_any(insn, pc, n);
+// An insn as the table says it: its reads, ends and 32-bit def from the opcode and registers, the
+// fall-through pc + fall, and a jump by `off`. Exactly decode_any()'s answer for the usual insn
+// (OpFacts::usual); for the others decode_any() corrects what the table does not decide.
+[[gnu::always_inline]] inline Decoded decode_by_table(const Insn& insn, const OpFacts& f, uint32_t pc, uint32_t n) {
+    // dst_reg and src_reg are 4-bit fields: both shifts stay inside RegMask
     const auto dst = static_cast<RegMask>(1u << insn.dst_reg), src = static_cast<RegMask>(1u << insn.src_reg);
     const uint32_t none = no_node(n);
     Decoded d{.read = static_cast<RegMask>(f.fixed_read | (dst & f.dst_read) | (src & f.src_read)),
@@ -264,6 +236,34 @@ struct Decoded {
         d.succ[0] = t >= 0 && t < static_cast<int64_t>(n) ? static_cast<uint32_t>(t) : none;
     }
     return d;
+}
+
+// Any insn: the table, and where it does not decide, the functions above (reads and defs by the
+// fields) and the other jumps (gotol by `imm`, gotox through the tables).
+[[gnu::noinline]] Decoded decode_any(const Insn& insn, uint32_t pc, uint32_t n) {
+    const OpFacts& f = kOpFacts[insn.code];
+    Decoded d = decode_by_table(insn, f, pc, n);
+    if (f.by_fields) {
+        d.read = read64(insn);
+        const int def = def_regno(insn);
+        d.end = static_cast<RegMask>(bit(def) | f.clobbered);
+        d.def32 = has_def32(insn) ? bit(def) : RegMask{0};
+    }
+    if (f.jump == Jump::Imm) {
+        const int64_t t = static_cast<int64_t>(pc) + 1 + insn.imm;
+        d.succ[0] = t >= 0 && t < static_cast<int64_t>(n) ? static_cast<uint32_t>(t) : no_node(n);
+    } else if (f.jump == Jump::Tables) {
+        d.succ[0] = tables_node(n);
+    }
+    return d;
+}
+
+// Inline for the usual insn and through decode_any() for the others: the loop of zext_gaps()
+// decodes every insn, and the rare cases inline would crowd its registers.
+[[gnu::always_inline]] inline Decoded decode(const Insn& insn, uint32_t pc, uint32_t n) {
+    const OpFacts& f = kOpFacts[insn.code];
+    if (!f.usual) [[unlikely]] return decode_any(insn, pc, n);
+    return decode_by_table(insn, f, pc, n);
 }
 
 // Is the insn at `pc` the second slot of an ld_imm64, as a walk from pc 0 that steps over every
