@@ -345,6 +345,11 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         // The reference is the original program itself, run with these marks.
         interp::ZextMarks ref_marks = interp::ZextMarks::Ignore;
         std::vector<Variant> cands;
+        // Whether the reference runs the original with BPF's own semantics: then its run is the
+        // program's meaning, which the rewrites of the other profiles are held to first.
+        bool runs_meaning() const {
+            return ref_marks == interp::ZextMarks::Ignore && !arch.movsx_as_mov && !arch.alu32_no_implicit_zext;
+        }
     };
     std::deque<Program> made;
     auto given_rewrite = [&](const ArchProfile& a, const std::string& patcher) -> const Program* {
@@ -524,6 +529,9 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         ++st.inputs_run;
         ran.assign(runnables.size(), 0);
         compared.clear();
+        // The program's meaning on this input: the first run of a runs_meaning() reference that
+        // ended Ok (null until then).
+        const interp::ExecResult* meaning = nullptr;
         auto run = [&](size_t slot) -> const interp::ExecResult& {
             if (!ran[slot]) {
                 ran[slot] = 1;
@@ -532,9 +540,23 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             }
             return results[slot];
         };
+        // Whether every rewrite of setups[si] behaves on this input as the meaning run did.
+        auto keeps_meaning = [&](size_t si) {
+            for (size_t ci = 0; ci < setups[si].cands.size(); ++ci) {
+                const interp::ExecResult& cand = run(cand_slot[si][ci]);
+                if (cand.status == interp::ExecResult::Status::Unsupported ||
+                    compare_runs(*meaning, cand, depth, opts.r0_full, &prog.maps))
+                    return false;
+            }
+            return true;
+        };
         for (size_t si = 0; si < setups.size(); ++si) {
             if (!judged[si]) continue;
             const PerArch& pa = setups[si];
+            if (meaning != nullptr && !pa.runs_meaning() && keeps_meaning(si)) {
+                ++st.settled_by_meaning;
+                continue;
+            }
             const interp::ExecResult& ref = run(ref_slot[si]);
             // Something the reference models do not cover (a helper, kfunc, map type, LD_ABS):
             // the case cannot be judged at all, whatever the input.
@@ -546,6 +568,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                 ++st.skipped_inputs;
                 continue;
             }
+            if (meaning == nullptr && pa.runs_meaning()) meaning = &ref;
             for (size_t ci = 0; ci < pa.cands.size(); ++ci) {
                 const Variant& v = pa.cands[ci];
                 const std::pair<size_t, size_t> pair{ref_slot[si], cand_slot[si][ci]};

@@ -9,6 +9,13 @@
 // 64-bit JITs, and where the JIT needs explicit zero extension (jit32) with the verifier's
 // zext_dst marks applied by the interpreter (interp::ZextMarks::Apply), so that a divergence is
 // caused by the rewrite, not by the missing zexts — and the zext pass is judged like any other.
+// A rewrite is first held to the program's meaning itself, when a profile with BPF's own
+// semantics (x86_64, arm64: the original unchanged, nothing left to the JIT) already ran the
+// original on the input: a jit32 rewrite that behaves exactly as that run did keeps the meaning
+// whatever jit32 leaves in upper halves, and its reference (the original as jit32 runs it) is then
+// not run. Only a rewrite that departs from the meaning is compared with that reference, and a
+// divergence from it is what fails; the verdict is the same unless the JIT's reference departs
+// from the meaning too while the rewrite does not (the rewrite then keeps the meaning: a pass).
 // A profile where every rewrite is that reference itself (no pass changed the program, and no
 // marks are applied) compares nothing and runs nothing; when that holds for every profile the
 // verdict is Skip ("nothing to compare"), never a Pass of runs that compared nothing.
@@ -56,6 +63,9 @@ struct ExecDiffStats {
     uint64_t executions = 0;
     uint32_t inputs_run = 0;
     uint32_t skipped_inputs = 0;  // the reference itself faulted or ran out of steps
+    // (profile, input) judgements settled by the rewrites behaving as the meaning run did, without
+    // running that profile's own reference (see the top of this file).
+    uint32_t settled_by_meaning = 0;
 };
 
 Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStats* stats = nullptr);

@@ -36,10 +36,46 @@ TEST(ExecDiff, V4InlineAgreesWithTheKfuncsOnAllProfiles) {
         Verdict v = exec_diff(interp::iter_sum_program(io), opts_for(passes::IterInline::V4, {}, 300, 42), &st);
         EXPECT_EQ(v.outcome, Outcome::Pass) << v.reason << "\n" << v.counterexample;
         EXPECT_EQ(st.skipped_inputs, 0u);
-        // Every input ran the original and the rewrite under both semantics classes (64-bit
-        // JITs, which x86_64 and arm64 share, and jit32); identical runs are made once.
-        EXPECT_GE(st.executions, 300u * 2 * 2);
+        // Every input ran the original once (the meaning, under the 64-bit semantics x86_64 and
+        // arm64 share) and the rewrite under both semantics classes; the jit32 rewrites behave as
+        // the meaning, so jit32's own reference never runs.
+        EXPECT_EQ(st.settled_by_meaning, 300u);
+        EXPECT_EQ(st.executions, 300u * 3);
     }
+}
+
+// ctx's first word, sign-extended from its low byte (MOVSX, which jit32 runs as a plain move),
+// is returned; w4 /= w5 (a division misc_fixups guards) and a zext_dst mark make every profile
+// judged. The original means r0 = (s8)ctx[0]; the jit32 reference returns ctx[0] as it is.
+Program movsx_case() {
+    using namespace isa;
+    Program p = make_program({ldx(BPF_W, 2, 1, 0), make(BPF_ALU64 | BPF_MOV | BPF_X, 3, 2, 8, 0), mov32_imm(4, 7),
+                              mov32_imm(5, 3), alu32_reg(BPF_DIV, 4, 5), mov64_reg(0, 3), exit_insn()});
+    p.aux[2].zext_dst = true;
+    return p;
+}
+
+TEST(ExecDiff, RewritesAreHeldToTheMeaningFirstAndToTheJitsReferenceWhenTheyDepartFromIt) {
+    ExecDiffOptions o = opts_for(passes::IterInline::V4, {arch_x86_64(), arch_jit32()}, 16, 5);
+    ExecDiffStats st;
+    Verdict v = exec_diff(movsx_case(), o, &st);
+    // jit32's rewrite runs the MOVSX as a move, as its reference does: it departs from the
+    // meaning wherever ctx[0] is not its low byte sign-extended, and is judged against the
+    // reference there (and agrees).
+    EXPECT_EQ(v.outcome, Outcome::Pass) << v.reason << "\n" << v.counterexample;
+    EXPECT_NE(v.reason.find("x 2 profiles"), std::string::npos) << v.reason;
+    EXPECT_LT(st.settled_by_meaning, st.inputs_run);
+    // Without a profile that runs the meaning, jit32 is judged against its reference alone.
+    ExecDiffStats alone;
+    o.archs = {arch_jit32()};
+    EXPECT_EQ(exec_diff(movsx_case(), o, &alone).outcome, Outcome::Pass);
+    EXPECT_EQ(alone.settled_by_meaning, 0u);
+    // A jit32 rewrite that breaks the meaning and its reference still fails, with the meaning
+    // there: V1's inline counts with a MOVSX that jit32 runs as a move (bug class B3).
+    ExecDiffStats v1;
+    Verdict bad = exec_diff(interp::iter_sum_program(), opts_for(passes::IterInline::V1, {arch_x86_64(), arch_jit32()}, 300, 7), &v1);
+    ASSERT_EQ(bad.outcome, Outcome::Fail) << bad.reason;
+    EXPECT_EQ(bad.arch, "jit32");
 }
 
 TEST(ExecDiff, V1DivergesUnderJit32Only) {
