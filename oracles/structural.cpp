@@ -1,5 +1,6 @@
 #include "oracles/structural.hpp"
 
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>
@@ -69,7 +70,14 @@ std::string show_insn(const isa::Insn& i) { return hex_insn(i); }
 
 Verdict identical_outputs_verdict(const patch::PatchOutcome& outcome, size_t insns) {
     if (!outcome.ok()) return Verdict::pass_("structural", "both failed with the same error");
-    return Verdict::pass_("structural", "identical: " + std::to_string(insns) + " insns and every side table");
+    // One allocation for the reason (the runner makes one of these for every agreeing batch).
+    char digits[24];
+    const auto len = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, insns).ptr - digits);
+    constexpr std::string_view head = "identical: ", tail = " insns and every side table";
+    std::string reason;
+    reason.reserve(head.size() + len + tail.size());
+    reason.append(head).append(digits, len).append(tail);
+    return Verdict::pass_("structural", std::move(reason));
 }
 
 Verdict compare_patcher_outputs(const PatcherRun& e, const PatcherRun& a) {

@@ -223,20 +223,20 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
     PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
 
-    auto add = [&](oracles::Verdict v, const std::string& arch, const std::string& pass, const std::string& patcher) {
-        v.arch = arch;
-        v.pass = pass;
-        report.verdicts.push_back(OracleVerdict{std::move(v), arch, pass, patcher});
+    // Verdicts are built in place: a verdict is eleven strings, and this runs for every batch.
+    auto add = [&](oracles::Verdict&& v, const std::string& arch, const std::string& pass, const std::string& patcher) {
+        OracleVerdict& added = report.verdicts.emplace_back(std::move(v), arch, pass, patcher);
+        added.verdict.arch = arch;
+        added.verdict.pass = pass;
     };
     // The verdicts report.verdicts[from, to) again, under another profile's name: room for them
     // first, so that the vector does not move while they are copied from it.
     auto add_again = [&](size_t from, size_t to, const std::string& arch) {
         report.verdicts.reserve(report.verdicts.size() + (to - from));
         for (size_t k = from; k < to; ++k) {
-            OracleVerdict v = report.verdicts[k];
-            v.verdict.arch = arch;
-            v.arch = arch;
-            report.verdicts.push_back(std::move(v));
+            OracleVerdict& again = report.verdicts.emplace_back(report.verdicts[k]);
+            again.verdict.arch = arch;
+            again.arch = arch;
         }
     };
 
@@ -423,7 +423,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 if (smt_jump) {
                     // The same input to the same pure check gives the same verdict.
                     if (o.agrees) {
-                        add(*reference_jumps, arch_name, rb.pass, o.name);
+                        add(oracles::Verdict(*reference_jumps), arch_name, rb.pass, o.name);
                     } else {
                         auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, o.outcome, o.out, so);
                         v.patch_kind = kind;

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bpf/passes/pass.hpp"
@@ -30,6 +31,10 @@ struct RunConfig {
 };
 
 struct OracleVerdict {
+    OracleVerdict() = default;
+    OracleVerdict(oracles::Verdict&& v, const std::string& arch_name, const std::string& pass_name, const std::string& patcher_name)
+        : verdict(std::move(v)), arch(arch_name), pass(pass_name), patcher(patcher_name) {}
+
     oracles::Verdict verdict;
     std::string arch;
     std::string pass;     // the pass whose batch was being checked (if any)
