@@ -14,6 +14,7 @@
 #include "bpf/asm/syntax.hpp"
 #include "bpf/patch/agreement_patcher.hpp"
 #include "bpf/patch/patch.hpp"
+#include "bpf/util/check.hpp"
 #include "oracles/exec/zext_facts.hpp"
 
 namespace patchfuzz::oracles::exec {
@@ -465,26 +466,40 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     // x86_64 and arm64 execute alike (arch_profile.hpp), the reference is the unchanged original on
     // both, and the two patchers' rewrites are usually identical; so a profile or patcher that
     // brings nothing new costs no execution and no comparison.
-    std::vector<interp::Executable> runnables;  // each decoded once, run on every input
+    // Each decoded once, on its first run (a reference that every input settles by the meaning
+    // is never decoded), and run on every input after that.
+    struct Runnable {
+        const Program* prog;
+        const ArchProfile* arch;  // in `setups`, complete by now
+        interp::ZextMarks marks;
+        size_t like;  // an earlier runnable of the same program (SIZE_MAX: none), whose code it may share
+        std::optional<interp::Executable> exe;
+    };
+    std::vector<Runnable> runnables;
     // The same program under other semantics (the original on x86_64 and, marks applied, on
     // jit32) shares the decoded code when it decodes alike (interp::Executable).
     auto slot_of = [&](const Program& p, const ArchProfile& a, interp::ZextMarks marks) -> size_t {
         size_t like = SIZE_MAX;
         for (size_t i = 0; i < runnables.size(); ++i) {
-            const interp::Executable& e = runnables[i];
-            if (&e.program() != &p && !(e.program() == p)) continue;
-            if (e.arch().movsx_as_mov == a.movsx_as_mov && e.arch().alu32_no_implicit_zext == a.alu32_no_implicit_zext &&
-                e.zext_marks() == marks)
+            const Runnable& r = runnables[i];
+            if (r.prog != &p && !(*r.prog == p)) continue;
+            if (r.arch->movsx_as_mov == a.movsx_as_mov && r.arch->alu32_no_implicit_zext == a.alu32_no_implicit_zext &&
+                r.marks == marks)
                 return i;
             if (like == SIZE_MAX) like = i;
         }
-        if (like == SIZE_MAX) {
-            runnables.emplace_back(p, a, marks);
-        } else {
-            interp::Executable shared(runnables[like], a, marks);  // before the vector may move it
-            runnables.push_back(std::move(shared));
-        }
+        runnables.push_back({&p, &a, marks, like, std::nullopt});
         return runnables.size() - 1;
+    };
+    // `like` is always the first runnable of its program, which has no `like` itself.
+    auto executable = [&](size_t slot) -> const interp::Executable& {
+        Runnable& r = runnables[slot];
+        if (r.exe) return *r.exe;
+        if (r.like == SIZE_MAX) return r.exe.emplace(*r.prog, *r.arch, r.marks);
+        Runnable& first = runnables[r.like];
+        PATCHFUZZ_CHECK(first.like == SIZE_MAX, "a runnable shares the code of its program's first one");
+        if (!first.exe) first.exe.emplace(*first.prog, *first.arch, first.marks);
+        return r.exe.emplace(*first.exe, *r.arch, r.marks);
     };
     // A profile whose every candidate is its reference (the original program, run without marks:
     // no pass changed it) has nothing to compare, so its reference is not run either. Without
@@ -535,7 +550,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
         auto run = [&](size_t slot) -> const interp::ExecResult& {
             if (!ran[slot]) {
                 ran[slot] = 1;
-                interp::execute(runnables[slot], prepared, eo, results[slot]);
+                interp::execute(executable(slot), prepared, eo, results[slot]);
                 ++st.executions;
             }
             return results[slot];
