@@ -56,7 +56,7 @@ std::optional<passes::IterInline> parse_iter(const std::string& s) {
 struct CaseTally {
     uint64_t pass = 0, fail = 0, unknown = 0, skip = 0;
     uint64_t insns = 0;  // the case's program length
-    std::set<std::string> triggers;
+    std::vector<std::string> triggers;  // the passes that emitted patches, each once
     std::vector<std::string> unknown_reasons;
 
     std::string encode() const {
@@ -103,7 +103,7 @@ public:
             std::vector<std::string_view> parts;
             if (f[5] != "-") {
                 split(f[5], ',', parts);
-                for (auto x : parts) t.triggers.emplace(x);
+                for (auto x : parts) t.triggers.emplace_back(x);
             }
             if (f[6] != "-") {
                 split(f[6], '|', parts);
@@ -187,8 +187,11 @@ public:
         bool new_feature = false;
         for (const auto& [pass, n] : report.pass_triggers) {
             if (n == 0) continue;
-            t.triggers.insert(pass);
-            new_feature |= seen_features_.insert(pass).second;
+            t.triggers.emplace_back(pass);
+            if (seen_features_.find(pass) == seen_features_.end()) {
+                seen_features_.emplace(pass);
+                new_feature = true;
+            }
         }
         emit(t);
         // Known findings are counted, not triaged; triage sees only the new failures.
@@ -261,7 +264,7 @@ private:
     const CampaignConfig& cfg_;
     Clock::time_point t0_;
     const KnownFindings* known_;
-    std::set<std::string> seen_features_;
+    std::set<std::string, std::less<>> seen_features_;
 };
 
 std::string kernel_status(const CampaignSummary& s) {

@@ -163,9 +163,9 @@ struct Triggers {
         for (size_t i = 0; i < kSlots; ++i)
             if (other.ran[i]) add(i, other.patches[i]);
     }
-    void add_to(std::map<std::string, uint32_t>& out) const {
+    void add_to(std::vector<PassTrigger>& out) const {
         for (size_t i = 0; i < kSlots; ++i)
-            if (ran[i]) out[std::string(trigger_names()[i])] += patches[i];
+            if (ran[i]) out.push_back({trigger_names()[i], patches[i]});
     }
 };
 

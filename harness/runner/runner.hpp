@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,9 +42,18 @@ struct OracleVerdict {
     std::string patcher;  // the patcher under test (if any)
 };
 
+// Patches one pass (or "explicit": a case's own batches) emitted over a case's profiles.
+struct PassTrigger {
+    std::string_view pass;  // a static name: passes::pass_names_view() or "explicit"
+    uint32_t patches = 0;
+    bool operator==(const PassTrigger&) const = default;
+};
+
 struct CaseReport {
     std::vector<OracleVerdict> verdicts;
-    std::map<std::string, uint32_t> pass_triggers;  // patches emitted per pass (coverage)
+    // Coverage: an entry per pass that ran (kernel order, then "explicit"), even when it patched
+    // nothing.
+    std::vector<PassTrigger> pass_triggers;
     uint32_t batches = 0;
 
     [[nodiscard]] bool failed() const;
