@@ -17,11 +17,12 @@ const ArchProfile& arch_x86_64() {
 // arm64: arch/arm64/net/bpf_jit_comp.c — the JIT inlines the three helpers itself, and the weak
 // bpf_arch_uaddress_limit() returns TASK_SIZE (48-bit VA: 1 << 48), so PROBE_MEM loads are guarded.
 const ArchProfile& arch_arm64() {
+    static constexpr int32_t kInlined[] = {BPF_FUNC_get_smp_processor_id, BPF_FUNC_get_current_task,
+                                           BPF_FUNC_get_current_task_btf};
     static const ArchProfile p{.name = "arm64",
                                .uaddress_limit = 1ULL << 48,
                                .verifier_inlines_helpers = false,
-                               .jit_inlined_helpers = {BPF_FUNC_get_smp_processor_id, BPF_FUNC_get_current_task,
-                                                       BPF_FUNC_get_current_task_btf}};
+                               .jit_inlined_helpers = kInlined};
     return p;
 }
 

@@ -4,6 +4,7 @@
 // A plain value: passes and the interpreter ask it, never #ifdef.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -20,7 +21,9 @@ struct ArchProfile {
     uint64_t uaddress_limit = 0;         // bpf_arch_uaddress_limit(); 0 = no PROBE_MEM guard
     bool far_kfunc_call = false;         // bpf_jit_supports_far_kfunc_call()
     bool verifier_inlines_helpers = false;  // CONFIG_X86_64: rows r/s of do_misc_fixups
-    std::vector<int32_t> jit_inlined_helpers;  // bpf_jit_inlines_helper_call(): helper ids
+    // bpf_jit_inlines_helper_call(): helper ids, in a static list (profiles are copied freely:
+    // into every rewrite's options and the execution oracle's set-ups).
+    std::span<const int32_t> jit_inlined_helpers;
     // Execution semantics of the JIT (interpreter profile):
     bool movsx_as_mov = false;           // 32-bit JITs that ignore `off` on MOV (bug class B3)
     bool alu32_no_implicit_zext = false; // 32-bit ALU leaves upper half unless a zext is present

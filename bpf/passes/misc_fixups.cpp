@@ -67,7 +67,7 @@ std::vector<Insn> may_goto_expansion(const Insn& insn, uint32_t depth, bool time
 // (BPF_MOV64_PERCPU_REG, kernel-patches/bpf PR 6709 "Bpf percpu insn", April 2024) is missing from
 // 6.1, so its per-CPU array/hash lookup inlines (-EOPNOTSUPP there) and the helper inlines are too.
 // bpf-next lacks none of them: its profile is opts.arch itself; an older kernel's is a copy of it
-// in `older` (the copy is worth avoiding: it copies jit_inlined_helpers).
+// in `older`.
 const ArchProfile& profile_arch(const RewriteOptions& opts, ArchProfile& older) {
     if (opts.kernel == KernelProfile::BpfNext) return opts.arch;
     older = opts.arch;
@@ -436,7 +436,7 @@ bool misc_fixups_arch_sensitive(const Program& prog, const RewriteOptions& a, co
         return true;
     // The rest are read at one kind of insn each (rows e, k, r/s above).
     const bool guard_differs = x.uaddress_limit != y.uaddress_limit;
-    const bool helpers_differ = x.verifier_inlines_helpers != y.verifier_inlines_helpers || x.jit_inlined_helpers != y.jit_inlined_helpers;
+    const bool helpers_differ = x.verifier_inlines_helpers != y.verifier_inlines_helpers || !std::ranges::equal(x.jit_inlined_helpers, y.jit_inlined_helpers);
     if (!guard_differs && !helpers_differ) return false;
     for (const Insn& insn : prog.insns) {
         // Both kinds are rows' opcodes: most insns are passed on the opcode alone.
