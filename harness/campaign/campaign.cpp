@@ -161,7 +161,9 @@ private:
 class Worker {
 public:
     Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)
-        : cfg_(cfg), t0_(t0), known_(known) {}
+        : cfg_(cfg), t0_(t0), known_(known), brief_(cfg.run) {
+        brief_.failure_details = false;
+    }
 
     template <class Emit>
     void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
@@ -170,7 +172,7 @@ public:
 
     template <class Emit>
     void run_one(const Case& c, Emit&& emit, bool may_save_to_corpus) {
-        const CaseReport report = run_case(c, cfg_.run);
+        const CaseReport report = run_case(c, brief_);
         CaseTally t;
         t.insns = c.program.len();
         for (const auto& v : report.verdicts) {
@@ -201,7 +203,7 @@ public:
         if (report.failed() && !fresh.failed()) emit("N\t" + signature_of(*report.first_failure()));
         if (fresh.failed()) {
             emit("D");
-            const TriageResult tr = triage_failure(c, fresh, cfg_.run, cfg_.out_dir);
+            const TriageResult tr = triage_failure(c, fresh, brief_, cfg_.out_dir);
             std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
                          tr.new_bucket ? " (new bucket)" : " (existing bucket)", tr.bucket_dir.c_str(),
                          tr.replay_command.c_str());
@@ -264,6 +266,7 @@ private:
     const CampaignConfig& cfg_;
     Clock::time_point t0_;
     const KnownFindings* known_;
+    RunConfig brief_;  // cfg_.run without failure details: every case is judged with it
     std::set<std::string, std::less<>> seen_features_;
 };
 

@@ -462,6 +462,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         eo.rewrites = given_rewrites;
         eo.inputs = cfg.exec_inputs;
         eo.seed = c.seed;
+        eo.failure_details = cfg.failure_details;
         oracles::Verdict v = oracles::exec::exec_diff(c.program, eo);
         std::string arch = v.arch;  // a failure names its profile
         if (arch.empty())

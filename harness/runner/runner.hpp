@@ -29,6 +29,9 @@ struct RunConfig {
     std::string external_name;
     uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, after the case's own
     uint32_t smt_timeout_ms = 2000;
+    // false: failures without the exec oracle's traces (oracles::exec::ExecDiffOptions): what a
+    // campaign judges with, re-running a new finding in full.
+    bool failure_details = true;
 };
 
 struct OracleVerdict {

@@ -105,9 +105,23 @@ TriageResult triage_failure(const Case& failing, const CaseReport& report, const
     min.comments.push_back("replay: " + tr.replay_command);
     (void)write_case_file_atomic(min, case_path.string());
     {
+        // A campaign judges without the exec oracle's traces (RunConfig::failure_details): the
+        // case is run again in full for its report (the runs are deterministic: the same failure).
+        const OracleVerdict* shown = first;
+        CaseReport detailed;
+        if (!cfg.failure_details) {
+            RunConfig full = cfg;
+            full.failure_details = true;
+            detailed = run_case(failing, full);
+            for (const OracleVerdict& v : detailed.verdicts)
+                if (v.verdict.outcome == oracles::Outcome::Fail && signature_of(v) == tr.signature) {
+                    shown = &v;
+                    break;
+                }
+        }
         std::ostringstream detail;
-        detail << "signature: " << tr.signature << "\nreason: " << first->verdict.reason << "\ncounterexample:\n"
-               << first->verdict.counterexample << "\n";
+        detail << "signature: " << tr.signature << "\nreason: " << shown->verdict.reason << "\ncounterexample:\n"
+               << shown->verdict.counterexample << "\n";
         (void)write_file_atomic((bucket / "verdict.txt").string(), detail.str());
     }
     const Program rewritten = model_rewrite(min, min.arch);

@@ -36,7 +36,8 @@ BucketClaim claim_bucket(const std::string& out_dir, const std::string& signatur
 
 // `failing` must fail under `cfg` with `report.first_failure()`. Writes the bucket atomically
 // (temp + fsync + rename per file) under out_dir/findings/. Duplicates are counted in the bucket's
-// `hits` file and not minimized again.
+// `hits` file and not minimized again. Under a `cfg` without failure details, a new bucket's
+// verdict.txt comes from one more run of `failing` in full.
 TriageResult triage_failure(const Case& failing, const CaseReport& report, const RunConfig& cfg,
                             const std::string& out_dir);
 

@@ -615,6 +615,16 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                     return completed;
                 }
                 const std::string cause = divergence_cause(prog, pa.arch, v.patcher, ro_for(opts, pa.arch), in, ref, depth, opts.r0_full, d->kind);
+                const std::string reason = d->kind + " on " + std::string(pa.arch.name) + " with " + v.patcher + " " +
+                                           std::string(kCausePrefix) + cause + "]";
+                const std::string where = "seed " + std::to_string(opts.seed) + ", input #" + std::to_string(k) +
+                                          (k < opts.given.size() ? " (given)" : " (generated)") + ", arch " +
+                                          std::string(pa.arch.name) + ", patcher " + v.patcher;
+                if (!opts.failure_details) {
+                    Verdict vd = Verdict::fail("exec", d->kind, reason, where + ": " + d->detail + " (traces not made)");
+                    vd.arch = std::string(pa.arch.name);
+                    return vd;
+                }
                 // Re-run both with traces for the report.
                 interp::ExecOptions to;
                 to.trace_last = opts.trace_context;
@@ -622,15 +632,11 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                 interp::ExecResult ct = interp::execute(*v.prog, in, pa.arch, to);
                 if (auto full = compare_runs(rt, ct, depth, opts.r0_full, &prog.maps); full && full->kind == d->kind) d = full;
                 std::ostringstream cex;
-                cex << "seed " << opts.seed << ", input #" << k << (k < opts.given.size() ? " (given)" : " (generated)") << ", arch "
-                    << pa.arch.name << ", patcher " << v.patcher << "\n  input: " << input_text(in) << "\n  " << d->detail
+                cex << where << "\n  input: " << input_text(in) << "\n  " << d->detail
                     << "\n  reference trace (last " << rt.trace.size() << " steps):\n"
                     << trace_text(prog, rt, opts.trace_context) << "  rewritten trace (last " << ct.trace.size() << " steps):\n"
                     << trace_text(*v.prog, ct, opts.trace_context);
-                Verdict vd = Verdict::fail("exec", d->kind,
-                                           d->kind + " on " + std::string(pa.arch.name) + " with " + v.patcher + " " +
-                                               std::string(kCausePrefix) + cause + "]",
-                                           cex.str());
+                Verdict vd = Verdict::fail("exec", d->kind, reason, cex.str());
                 vd.arch = std::string(pa.arch.name);
                 return vd;
             }

@@ -57,6 +57,11 @@ struct ExecDiffOptions {
     std::vector<GivenRewrite> rewrites;      // of this very program; the rest are computed
     bool r0_full = false;                    // compare all 64 bits of r0
     uint32_t trace_context = 12;             // steps of each trace shown around a divergence
+    // false: a Fail verdict keeps what signatures and known findings read (divergence, arch,
+    // reason with its cause) and a one-line counterexample, without the traces around the
+    // divergence (two more runs and their disassembly). Campaigns judge that way and re-run a new
+    // finding in full before triage; a failure they already know is never shown.
+    bool failure_details = true;
 };
 
 struct ExecDiffStats {

@@ -103,6 +103,25 @@ TEST(ExecDiff, V3Diverges) {
                 bad.counterexample.c_str());
 }
 
+TEST(ExecDiff, WithoutFailureDetailsAFailKeepsItsSignatureAndCauseButNoTraces) {
+    ExecDiffOptions o = opts_for(passes::IterInline::V3, {}, 300, 11);
+    const Verdict full = exec_diff(interp::iter_sum_program(), o);
+    o.failure_details = false;
+    const Verdict brief = exec_diff(interp::iter_sum_program(), o);
+    ASSERT_EQ(full.outcome, Outcome::Fail);
+    EXPECT_EQ(brief.outcome, Outcome::Fail);
+    EXPECT_EQ(brief.divergence, full.divergence);
+    EXPECT_EQ(brief.arch, full.arch);
+    EXPECT_EQ(brief.reason, full.reason);  // the cause included: known findings match on it
+    EXPECT_FALSE(exec_cause(brief).empty()) << brief.reason;
+    EXPECT_NE(full.counterexample.find("reference trace"), std::string::npos) << full.counterexample;
+    EXPECT_EQ(brief.counterexample.find("trace ("), std::string::npos) << brief.counterexample;
+    EXPECT_EQ(brief.counterexample.find('\n'), std::string::npos) << brief.counterexample;
+    // Where it happened, as the full one says first.
+    EXPECT_EQ(full.counterexample.rfind(brief.counterexample.substr(0, brief.counterexample.find(':')), 0), 0u)
+        << full.counterexample << "\n" << brief.counterexample;
+}
+
 TEST(ExecDiff, CompareRunsClassifies) {
     interp::ExecResult a;
     a.stack.assign(512, 0);
