@@ -75,6 +75,37 @@ TEST(KnownFindings, OnlyTheFiledSignatureBecomesKnown) {
     std::filesystem::remove_all(dir);
 }
 
+// A finding filed on jit32 does not fail when the campaign runs x86_64 alone: that is no news
+// (nothing was fixed), so no note says it "no longer fails"; with jit32 it fails and is known.
+TEST(KnownFindings, AFindingOfAProfileNotRunIsNoNews) {
+    const auto dir = std::filesystem::temp_directory_path() / "pf_known_other_arch";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string filed = kFindings + "/0006-bpf-loop-e2big-upper-half-jit32.case";
+    auto c = read_case(filed);
+    ASSERT_TRUE(c) << c.error().to_string();
+    ASSERT_EQ(c->expect, "fail exec/-/-/state-bytes-mismatch/jit32");
+    std::filesystem::copy_file(filed, dir / "filed.case");
+    RunConfig x86 = exec_only();
+    x86.arches = {"x86_64"};
+    ASSERT_FALSE(run_case(*c, x86).failed()) << "the finding must not show on x86_64 for this test to mean anything";
+    const KnownFindings on_x86 = KnownFindings::load(dir.string(), x86);
+    EXPECT_TRUE(on_x86.notes().empty()) << on_x86.notes().front();
+    RunConfig jit32 = exec_only();
+    jit32.arches = {"jit32"};
+    const KnownFindings on_jit32 = KnownFindings::load(dir.string(), jit32);
+    EXPECT_FALSE(on_jit32.empty());
+    EXPECT_TRUE(on_jit32.notes().empty()) << on_jit32.notes().front();
+    // A profile it was filed on that runs and does not fail is news: the same case filed as if
+    // found on x86_64.
+    c->expect = "fail exec/-/-/state-bytes-mismatch/x86_64";
+    ASSERT_TRUE(write_case_file_atomic(*c, (dir / "filed.case").string()));
+    const KnownFindings stale = KnownFindings::load(dir.string(), x86);
+    ASSERT_EQ(stale.notes().size(), 1u);
+    EXPECT_NE(stale.notes().front().find("no longer fails"), std::string::npos) << stale.notes().front();
+    std::filesystem::remove_all(dir);
+}
+
 TEST(KnownFindings, MissingDirectoryKnowsNothing) {
     const KnownFindings kf = KnownFindings::load("/nonexistent/findings", exec_only());
     EXPECT_TRUE(kf.empty());
