@@ -57,7 +57,8 @@ struct GeneratedCase {
 GeneratedCase generate(ChoiceSource& src, const GenOptions& opts);
 
 // Execution inputs for any program (also loaded objects): ctx/packet bytes, garbage registers,
-// map contents with entries for small keys.
+// map contents with entries for small keys. Takes one draw from `src` whatever `count` (0 too), so
+// that the choices made after it do not depend on how many inputs were asked for.
 std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& src, uint32_t count);
 
 }  // namespace patchfuzz::gen

@@ -85,6 +85,23 @@ TEST(ProgramGen, StatsOffChangesNothingButTheStats) {
     }
 }
 
+// The campaign asks for no inputs for a patcher-only case: the program and the draws left for
+// the caller (its explicit batch) are those of a run that makes them.
+TEST(ProgramGen, NoInputsChangesNothingButTheInputs) {
+    GenOptions two;
+    two.max_insns = 256;
+    GenOptions none = two;
+    none.inputs = 0;
+    for (uint64_t seed = 0; seed < 200; ++seed) {
+        RngSource a(seed), b(seed);
+        const GeneratedCase ca = generate(a, two), cb = generate(b, none);
+        ASSERT_TRUE(ca.program == cb.program) << "seed " << seed;
+        EXPECT_EQ(ca.inputs.size(), 2u);
+        EXPECT_TRUE(cb.inputs.empty());
+        EXPECT_EQ(a.draw(0, UINT32_MAX, Tag::Misc), b.draw(0, UINT32_MAX, Tag::Misc)) << "seed " << seed;
+    }
+}
+
 // Every 32-bit def the verifier would mark zext_dst is marked: on a zext JIT (jit32) a generated
 // case runs the program the kernel would, instead of being skipped by the exec oracle.
 TEST(ProgramGen, NoDefLacksTheVerifiersZextMark) {

@@ -223,16 +223,20 @@ public:
             c.program = gen::generate_profile(cfg_.profile, seed);
             c.inputs = gen::make_inputs(c.program, src, 2);
         } else {
+            // 1 case in 4 (decided by the case seed) is patcher-only: one explicit random batch that
+            // patches the side-table boundaries (a poke's insn, subprog starts, line info, insn
+            // arrays, removals, -ERANGE) which the passes rarely or never patch. Such a case is
+            // never executed (the runner runs the exec oracle on the passes' rewrites), so it
+            // gets no inputs (the generator makes the same choices either way).
+            const bool patcher_only = Rng(seed ^ 0x7061746368ULL).chance(1, 4);
             gen::GenOptions go;
             go.max_insns = cfg_.max_insns;
             go.compute_stats = false;  // nothing here reads GeneratedCase::stats
+            if (patcher_only) go.inputs = 0;
             auto g = gen::generate(src, go);
             c.program = std::move(g.program);
             c.inputs = std::move(g.inputs);
-            // 1 case in 4 (decided by the case seed) is patcher-only: one explicit random batch that
-            // patches the side-table boundaries (a poke's insn, subprog starts, line info, insn
-            // arrays, removals, -ERANGE) which the passes rarely or never patch.
-            if (Rng(seed ^ 0x7061746368ULL).chance(1, 4)) {
+            if (patcher_only) {
                 gen::add_poke_descriptors(src, c.program, 3);
                 gen::BatchGenOptions bo;
                 // The -ERANGE paths need a patch of > 32767 insns: costly, so 1 case in 1024.
