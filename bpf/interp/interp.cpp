@@ -1112,13 +1112,15 @@ bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
         return false;
     }
     Frame& f = frames_[++depth_];
-    f = Frame{};
+    // Every field written (no Frame{} first: that clears the whole frame once more).
     f.ret_pc = pc + 1;
     for (int k = 0; k < 4; ++k) f.saved[k] = r_[6 + k];
     f.saved[4] = r_[10];
     f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
     f.loop_cb = loop_cb;
+    f.loop_i = f.loop_n = 0;
     f.cb_pc = target;
+    f.loop_ctx = 0;
     // A fresh frame: its own zeroed 512-byte stack.
     mem_.fresh(depth_);
     r_[10] = Memory::addr(depth_, kStackSize);

@@ -154,7 +154,7 @@ TEST(InterpMemory, ReusedStorageComesBackZeroed) {
         const uint32_t big = m.add(40000, RegionKind::MapValue);
         const uint32_t many = m.add_many(3, 24, RegionKind::MapValue);
         const uint32_t copied = m.add_copy(64, 8, init, 3, RegionKind::Ctx);
-        m.fresh(lazy);
+        ASSERT_NE(m.translate(Memory::addr(lazy, 0), 512, false), nullptr);  // its first access gives it storage
         for (uint32_t r : {small, lazy, big, many, many + 1, many + 2}) {
             EXPECT_TRUE(all_equal(m.region(r), 0, m.region(r).size, 0)) << "region " << r;
             std::memset(m.region(r).data, 0xab, m.region(r).size);
@@ -179,6 +179,34 @@ TEST(InterpMemory, ReusedStorageComesBackZeroed) {
         }
         EXPECT_TRUE(all_equal(m.region(small), 0, 512, 0xab));
     }
+}
+
+// fresh() makes a region read as zeros: a lazy one that was never used, or one written before,
+// whose storage is cleared at its next access (whether a read or a write, of any byte) and kept.
+TEST(InterpMemory, FreshRegionsReadAsZeros) {
+    Memory m;
+    const uint32_t r = m.add_lazy(512, RegionKind::Stack);
+    for (int round = 0; round < 3; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        m.fresh(r);
+        EXPECT_EQ(m.region(r).size, 0u) << "cleared only when used";
+        const uint64_t at = Memory::addr(r, round == 1 ? 0 : 504);
+        uint8_t* p = m.translate(at, 8, round == 2);
+        ASSERT_NE(p, nullptr);
+        ASSERT_EQ(m.region(r).size, 512u);
+        for (uint32_t k = 0; k < 512; ++k) ASSERT_EQ(m.region(r).data[k], 0) << "byte " << k;
+        std::memset(m.region(r).data, 0xab, 512);
+        uint8_t* const before = m.region(r).data;
+        m.fresh(r);
+        ASSERT_NE(m.translate(Memory::addr(r, 0), 1, false), nullptr);
+        EXPECT_EQ(m.region(r).data, before) << "its storage is kept";
+        EXPECT_EQ(load_le(m.region(r).data + 256, 8), 0u);
+        std::memset(m.region(r).data, 0xcd, 512);
+    }
+    // Out of bounds stays out of bounds, before and after the region is used.
+    m.fresh(r);
+    EXPECT_EQ(m.translate(Memory::addr(r, 508), 8, false), nullptr);
+    EXPECT_EQ(m.translate(Memory::addr(r, 504), 8, false)[7], 0);
 }
 
 // A run that falls through the last insn, or returns past it, ends in a fault there.
@@ -344,6 +372,56 @@ TEST(InterpCalls, EveryFrameStartsWithAZeroedStack) {
     // Beyond the frame, as for any region: a fault.
     const ExecResult o = run(cat(forge, {ldx(BPF_DW, 0, 1, 0), exit_insn()}));
     EXPECT_EQ(o.status, S::Fault);
+}
+
+// A callee's stack keeps what it wrote after it returns (a pointer the caller kept reads it) until
+// the next call at that depth starts it afresh, whether or not that callee touches its stack.
+TEST(InterpCalls, ACalleesStackIsClearedByTheNextCallOnly) {
+    const std::vector<Insn> p = {
+        call_pseudo(8),            // f: r0 = its fp, fp-8 = 9
+        mov64_reg(6, 0),
+        ldx(BPF_DW, 7, 6, -8),     // r7 = 9
+        call_pseudo(8),            // g: touches no stack
+        ldx(BPF_DW, 8, 6, -8),     // r8 = 0
+        alu64_imm(BPF_LSH, 7, 8),
+        alu64_reg(BPF_OR, 7, 8),
+        mov64_reg(0, 7),
+        exit_insn(),
+        // f:
+        st(BPF_DW, 10, -8, 9), mov64_reg(0, 10), exit_insn(),
+        // g:
+        mov64_imm(0, 1), exit_insn(),
+    };
+    const ExecResult r = run(p);
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 9u << 8);
+}
+
+// Every bpf_loop iteration enters its callback with a zeroed stack: the callback adds its fp-8
+// (0 on a fresh stack) into the caller's slot, then writes 5 there.
+TEST(InterpHelpers, BpfLoopCallbacksStartWithAZeroedStack) {
+    const std::vector<Insn> p = {
+        st(BPF_DW, 10, -16, 0),
+        mov64_imm(1, 3),                      // nr_loops
+        ldimm64_lo(2, BPF_PSEUDO_FUNC, 7),    // callback: insn 10
+        ldimm64_hi(0),
+        mov64_reg(3, 10),
+        alu64_imm(BPF_ADD, 3, -16),           // ctx: &fp-16
+        mov64_imm(4, 0),
+        call_helper(BPF_FUNC_loop),
+        ldx(BPF_DW, 0, 10, -16),
+        exit_insn(),
+        ldx(BPF_DW, 3, 10, -8),               // callback
+        ldx(BPF_DW, 4, 2, 0),
+        alu64_reg(BPF_ADD, 4, 3),
+        stx(BPF_DW, 2, 4, 0),
+        st(BPF_DW, 10, -8, 5),
+        mov64_imm(0, 0),
+        exit_insn(),
+    };
+    const ExecResult r = run(p);
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 0u);
 }
 
 // §1.7 reference vectors: (start, end) -> (rc, element count, sum of elements as u32 values).

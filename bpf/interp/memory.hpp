@@ -67,10 +67,10 @@ public:
         sync_regions();
         return first;
     }
-    // The same region, but its storage is allocated (zeroed) only when it is first used: by
-    // fresh() or by an access through translate(). Until then it has size 0, so the fast path of
-    // translate() sees no difference; an access that fails there looks for a lazy region before
-    // it fails. An execution adds eight frame stacks and most runs enter none but the first.
+    // The same region, but its storage is allocated (zeroed) only when it is first used, by an
+    // access through translate(). Until then it has size 0, so the fast path of translate() sees
+    // no difference; an access that fails there looks for a lazy region before it fails. An
+    // execution adds eight frame stacks and most runs enter none but the first.
     uint32_t add_lazy(uint32_t size, RegionKind kind, bool writable = true) {
         const uint32_t r = static_cast<uint32_t>(count_);
         if (r >= kMaxLazy) return add(size, kind, writable);
@@ -80,13 +80,22 @@ public:
         lazy_mask_ |= uint32_t{1} << r;
         return r;
     }
-    // Region `r` with all its bytes zero (a frame's stack on entry: a lazy region gets its zeroed
-    // storage now, any other is cleared).
-    Region& fresh(uint32_t r) {
+    // Region `r` reads as all zeros from now on (a frame's stack on entry). A lazy one already
+    // does; any other among the first kMaxLazy becomes lazy again, keeping its storage, which is
+    // cleared only when an access first reaches it: many frames (bpf_loop callbacks, small
+    // subprograms) never touch their stack, and clearing 512 bytes per call was most of a call's
+    // cost. Whether it is cleared now or at its first access, every access sees the same bytes.
+    void fresh(uint32_t r) {
+        if (r >= kMaxLazy) [[unlikely]] {
+            std::memset(regions_[r].data, 0, regions_[r].size);
+            return;
+        }
+        const uint32_t bit = uint32_t{1} << r;
+        if (lazy_mask_ & bit) return;
         Region& reg = regions_[r];
-        if (is_lazy(r)) materialize(r);
-        else std::memset(reg.data, 0, reg.size);
-        return reg;
+        lazy_size_[r] = reg.size;
+        reg.size = 0;
+        lazy_mask_ |= bit;
     }
     static constexpr uint64_t addr(uint32_t region, uint32_t off) {
         return kRegionBase + (static_cast<uint64_t>(region) << 32) + off;
@@ -247,9 +256,11 @@ private:
     }
     // Lazy regions (add_lazy): those among the first kMaxLazy whose storage is not allocated yet.
     [[nodiscard]] bool is_lazy(uint32_t r) const { return r < kMaxLazy && ((lazy_mask_ >> r) & 1) != 0; }
+    // A lazy region gets zeroed storage: its own again when fresh() made it lazy, else new.
     void materialize(uint32_t r) {
         Region& reg = regions_[r];
-        reg.data = allocate(lazy_size_[r]);
+        if (reg.data) std::memset(reg.data, 0, lazy_size_[r]);
+        else reg.data = allocate(lazy_size_[r]);
         reg.size = lazy_size_[r];
         lazy_mask_ &= ~(uint32_t{1} << r);
     }
