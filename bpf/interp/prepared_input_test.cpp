@@ -6,6 +6,7 @@
 #include <linux/bpf.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -179,7 +180,8 @@ TEST(InterpPreparedInput, SetUpsBeyondOneChunk) {
 // Memory::restore makes a fresh memory equal to the saved one, region for region (size, kind,
 // writability, laziness, bytes), with storage of its own: what a restored memory's run writes
 // never reaches the image, nor a memory restored after it. Both ways of saving: within the first
-// chunk, and across chunks (a region bigger than a chunk).
+// chunk, and across chunks (a region bigger than a chunk); restored where the saved memory was
+// (rounds 0 and 1) and elsewhere (round 2: another memory is alive, so this one has other storage).
 TEST(InterpPreparedInput, MemoryRestoresWhatWasSaved) {
     for (uint32_t big : {1000u, 40000u}) {
         SCOPED_TRACE("big region " + std::to_string(big));
@@ -204,10 +206,19 @@ TEST(InterpPreparedInput, MemoryRestoresWhatWasSaved) {
             }
             EXPECT_EQ(saved[lazy].size, 0u);  // still lazy
         }
-        for (int round = 0; round < 2; ++round) {
+        for (int round = 0; round < 3; ++round) {
             SCOPED_TRACE("round " + std::to_string(round));
+            std::optional<Memory> other;
+            if (round == 2) other.emplace();
             Memory m;
             m.restore(img);
+            if (round == 2) {
+                for (uint32_t r = 0; r < m.count(); ++r) {
+                    if (m.region(r).data != nullptr) {
+                        EXPECT_NE(m.region(r).data, saved[r].data) << "region " << r;
+                    }
+                }
+            }
             ASSERT_EQ(m.count(), saved.size());
             for (uint32_t r = 0; r < m.count(); ++r) {
                 SCOPED_TRACE("region " + std::to_string(r));
