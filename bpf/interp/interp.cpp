@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 #include "bpf/interp/cost_model.hpp"
 #include "bpf/interp/effect_log.hpp"
@@ -286,6 +287,7 @@ private:
     bool tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index);
     uint32_t map_index(uint64_t handle) const;
     uint64_t clock_read();
+    [[gnu::noinline]] void clock_effect(uint64_t v);  // the effect of a read beyond the table's
     bool special_load(uint64_t addr, uint32_t size, uint64_t& out);
     uint64_t percpu_addr(uint64_t v) const;
     bool tracing_helper(uint32_t pc, int32_t id, uint64_t& ret);
@@ -982,24 +984,36 @@ uint32_t Machine::map_index(uint64_t handle) const {
 }
 
 // The n-th read of the clock (n >= 1) gives the same value, and so the same effect text, in every
-// run: the texts of the first reads are made once per thread (programs read the clock often, and
-// formatting a number costs more than copying its text).
-uint64_t clock_value(uint64_t n) { return 1000000000ULL + 1000 * n; }
-const std::string* clock_text(uint64_t n) {
-    constexpr uint64_t kCached = 1024;
-    static thread_local std::vector<std::string> texts;
-    if (n >= kCached) return nullptr;
-    while (texts.size() <= n) texts.push_back("clock() = " + std::to_string(clock_value(texts.size())));
-    return &texts[n];
-}
+// run: the texts of the first reads are a table made at compile time (programs read the clock
+// often, and formatting a number costs more than copying its text). They all have one length, so
+// that copying one is a few moves (EffectLog::add_text inlined), not a memcpy call.
+constexpr uint64_t clock_value(uint64_t n) { return 1000000000ULL + 1000 * n; }
+constexpr uint64_t kClockTexts = 1024;
+constexpr std::string_view kClockPrefix = "clock() = ";
+constexpr size_t kClockDigits = 10;
+static_assert(clock_value(0) >= 1000000000ULL && clock_value(kClockTexts - 1) <= 9999999999ULL, "10 digits each");
+constexpr size_t kClockTextSize = kClockPrefix.size() + kClockDigits;
+constexpr std::array<std::array<char, kClockTextSize>, kClockTexts> kClockTextTable = [] {
+    std::array<std::array<char, kClockTextSize>, kClockTexts> t{};
+    for (uint64_t n = 0; n < kClockTexts; ++n) {
+        std::copy(kClockPrefix.begin(), kClockPrefix.end(), t[n].begin());
+        uint64_t v = clock_value(n);
+        for (size_t k = kClockTextSize; k-- > kClockPrefix.size(); v /= 10) t[n][k] = static_cast<char>('0' + v % 10);
+    }
+    return t;
+}();
 
 uint64_t Machine::clock_read() {
     const uint64_t n = ++clock_calls_;
     const uint64_t v = clock_value(n);
-    if (const std::string* text = clock_text(n)) effects_.add_text(*text);
-    else effects_.add("clock() = ", v);
+    if (n < kClockTexts) [[likely]]
+        effects_.add_text(std::string_view(kClockTextTable[n].data(), kClockTextSize));
+    else
+        clock_effect(v);
     return v;
 }
+
+void Machine::clock_effect(uint64_t v) { effects_.add(kClockPrefix, v); }
 
 // Loads from addresses outside every region that the kernel's inlines read: jiffies_64.
 bool Machine::special_load(uint64_t addr, uint32_t size, uint64_t& out) {

@@ -487,6 +487,19 @@ TEST(InterpHelpers, BpfLoopHelperAndItsInlineAgree) {
     }
 }
 
+// The clock advances 1000 ns per read from 1e9, and every read is an effect with its value in
+// decimal: the same text whether it comes from the table of the first reads or is formatted.
+TEST(InterpHelpers, ClockReadsAreEffectsWithTheirValues) {
+    constexpr int kReads = 1030;
+    const ExecResult r = run({mov64_imm(6, kReads), call_helper(BPF_FUNC_ktime_get_ns), mov64_reg(7, 0), alu64_imm(BPF_SUB, 6, 1),
+                              jmp_imm(BPF_JNE, 6, 0, -4), mov64_reg(0, 7), exit_insn()});
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 1000000000u + 1000u * kReads);
+    ASSERT_EQ(r.effects.size(), size_t{kReads});
+    for (int k = 0; k < kReads; ++k)
+        ASSERT_EQ(r.effects[k], "clock() = " + std::to_string(1000000000u + 1000u * (k + 1))) << "read " << k + 1;
+}
+
 TEST(InterpHelpers, HashAndLruMaps) {
     // update key 1 -> 10, key 2 -> 20, key 3 -> 30 into a 2-entry map; lookup key 1; r0 = value or 99.
     auto prog = [](uint32_t type) {
