@@ -251,7 +251,7 @@ public:
           code_size_(decoded.code_->size_),
           invalid_(decoded.code_->invalid_),
           prandom_(in.prandom_seed) {
-        res_.clear();
+        res_.clear_but_memory();  // run() writes the memory, or clears it (end_before_start)
         maps_.swap(spare_models());
     }
     ~Machine() {
@@ -264,6 +264,13 @@ public:
     void run();
 
 private:
+    // A run that ends before its first insn (its set-up failed, or there is no code) has no
+    // final memory.
+    void end_before_start() {
+        res_.stack.clear();
+        res_.ctx.clear();
+        res_.packet.clear();
+    }
     // setup
     bool setup();
     bool build_setup();
@@ -1879,14 +1886,24 @@ out_of_steps:
 #undef PF_STEPS
 }
 
+// `out` = the n bytes at `p`. Mostly `out` has n bytes already (the result of an earlier run of the
+// program, see ExecResult::clear_but_memory): then one copy, without vector::assign's general case.
+void copy_bytes(std::vector<uint8_t>& out, const uint8_t* p, size_t n) {
+    if (out.size() == n) [[likely]] {
+        if (n) std::memcpy(out.data(), p, n);
+    } else {
+        out.assign(p, p + n);
+    }
+}
+
 void Machine::run() {
     hi_keep_ = arch_.alu32_no_implicit_zext ? kHi : 0;
     budget_ = opts_.step_budget ? opts_.step_budget : in_.step_budget;
     cost_ = opts_.cost;
-    if (!setup()) return;
+    if (!setup()) return end_before_start();
     if (code_size_ == 0) {
         fault(0, "empty program");
-        return;
+        return end_before_start();
     }
     static_assert(sizeof in_.regs == 10 * sizeof r_[0]);
     std::memcpy(r_, in_.regs.data(), sizeof in_.regs);  // r0-r9
@@ -1907,9 +1924,9 @@ void Machine::run() {
     else loop<false, false, false>();
     res_.steps = steps_;
     res_.r0 = r_[0];
-    res_.stack.assign(mem_.region(0).data, mem_.region(0).data + kStackSize);
-    res_.ctx.assign(mem_.region(kRegionCtx).data, mem_.region(kRegionCtx).data + mem_.region(kRegionCtx).size);
-    res_.packet.assign(mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).data + mem_.region(kRegionPacket).size);
+    copy_bytes(res_.stack, mem_.region(0).data, kStackSize);
+    copy_bytes(res_.ctx, mem_.region(kRegionCtx).data, mem_.region(kRegionCtx).size);
+    copy_bytes(res_.packet, mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).size);
     if (opts_.collect_maps)
         for (MapModel& m : maps_) res_.maps.push_back(m.entries());
     res_.map_digests.reserve(maps_.size());

@@ -906,8 +906,10 @@ TEST(InterpBranchSnapshot, NoEntriesEnoentFlagsEinval) {
 
 TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
     // n = ctx[0] clock reads (each an effect), then a map update (another), r0 = sum of the clock
-    // values. One Executable runs inputs with more and fewer effects, maps and stacks into one
-    // reused result; each run must give what a fresh execution of the program gives.
+    // values. One Executable runs inputs with more and fewer effects, maps, stacks, ctx and packet
+    // bytes into one reused result; each run must give what a fresh execution of the program
+    // gives. So must a run whose set-up fails (an input with a wrong-sized map entry), which has
+    // no final memory, and the runs after it.
     std::vector<Insn> p = {ldx(BPF_B, 6, 1, 0), mov64_imm(7, 0), jmp_imm(BPF_JEQ, 6, 0, 4), call_helper(BPF_FUNC_ktime_get_ns),
                            alu64_reg(BPF_ADD, 7, 0), alu64_imm(BPF_ADD, 6, -1), ja(-5), st(BPF_W, 10, -4, 1),
                            st(BPF_DW, 10, -16, 0x77), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 1), ldimm64_hi(0), mov64_reg(2, 10),
@@ -922,19 +924,28 @@ TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
     std::vector<ExecInput> inputs(5);
     inputs[0].ctx = {3};
     inputs[0].maps = {{entry(1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})}, {entry(5, {9, 9, 9, 9, 9, 9, 9, 9})}};
-    inputs[1].ctx = {0};
+    inputs[1].ctx = {0, 4, 5, 6, 7, 8, 9, 10, 11};
     inputs[1].stack = {1, 2, 3};
+    inputs[1].packet = {1, 2, 3, 4, 5};
     inputs[2].ctx = {7};
     inputs[2].maps = {{}, {entry(2, {1, 0, 0, 0, 0, 0, 0, 0}), entry(1, {2, 0, 0, 0, 0, 0, 0, 0})}};
-    inputs[3].ctx = {1};
+    inputs[3].ctx = {1, 2};
+    inputs[3].packet = {7, 7, 7};
     inputs[3].maps = {{entry(2, std::vector<uint8_t>(12, 0xee))}};
     inputs[4].ctx = {0};
     // The hash is full without key 1: the update fails.
     inputs[4].maps = {{}, {entry(2, std::vector<uint8_t>(8, 2)), entry(3, std::vector<uint8_t>(8, 3)),
                            entry(4, std::vector<uint8_t>(8, 4)), entry(5, std::vector<uint8_t>(8, 5))}};
+    ExecInput wrong = inputs[1];
+    wrong.maps = {{entry(0, {1, 2, 3})}};
     const Executable exe(prog, arch_x86_64());
     ExecResult reused;
     for (int round = 0; round < 2; ++round) {
+        execute(exe, wrong, {}, reused);
+        const ExecResult failed = execute(prog, wrong, arch_x86_64());
+        EXPECT_EQ(failed.status, S::Unsupported);
+        EXPECT_TRUE(failed.stack.empty() && failed.ctx.empty() && failed.packet.empty());
+        expect_same_result(reused, failed);
         for (size_t k = 0; k < inputs.size(); ++k) {
             execute(exe, inputs[k], {}, reused);
             const ExecResult fresh = execute(prog, inputs[k], arch_x86_64());
