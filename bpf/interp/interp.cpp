@@ -325,7 +325,9 @@ private:
         static thread_local std::vector<MapModel> spare;
         return spare;
     }
-    uint64_t r_[16] = {};
+    // r0-r10, AX, and four that callx can name (always 0). Written by run() before the first insn,
+    // so no initializer (that clears them once more, in a `rep stos`).
+    uint64_t r_[16];
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
     uint32_t depth_ = 0;
@@ -1909,7 +1911,7 @@ void Machine::run() {
     std::memcpy(r_, in_.regs.data(), sizeof in_.regs);  // r0-r9
     r_[1] = Memory::addr(kRegionCtx, ctx_base_);
     r_[10] = Memory::addr(0, kStackSize);
-    r_[isa::kRegAx] = 0;
+    std::fill(std::begin(r_) + isa::kRegAx, std::end(r_), 0);
     frames_[0] = Frame{};
     frames_[0].may_goto = static_cast<uint32_t>(isa::kMaxLoops);
     frames_[0].cb_pc = 0xffffffffu;
