@@ -209,20 +209,33 @@ struct DecodedProgram {
 // What PreparedInput keeps of the first run on its input: the set-up that run built, and what of
 // its program the set-up read, so that it is restored only for a program it fits.
 struct SetupImage {
+    // What of a map's definition its set-up reads (MapModel's constructor and user_fill): two
+    // programs whose maps have these alike get the same set-up, whatever the maps' names and
+    // flags (the models read those from their own program's definitions).
+    struct MapShape {
+        uint32_t type, key_size, value_size, max_entries;
+        explicit MapShape(const MapDef& d) : type(d.type), key_size(d.key_size), value_size(d.value_size), max_entries(d.max_entries) {}
+        bool operator==(const MapShape&) const = default;
+    };
     bool saved = false;
     uint32_t ctx_base = 0;
     uint64_t nr_args = 0;  // tracing_nr_args(), in the ctx prefix of a tracing program
-    std::vector<MapDef> map_defs;
+    std::vector<MapShape> map_shapes;
     Memory::Image memory;
     std::vector<MapModel::State> maps;
 
     [[nodiscard]] bool fits(const Program& p, uint32_t p_ctx_base) const {
-        return saved && p_ctx_base == ctx_base && (ctx_base == 0 || tracing_nr_args(p) == nr_args) && p.maps == map_defs;
+        if (!saved || p_ctx_base != ctx_base || (ctx_base != 0 && tracing_nr_args(p) != nr_args) || p.maps.size() != map_shapes.size())
+            return false;
+        for (size_t i = 0; i < map_shapes.size(); ++i)
+            if (!(MapShape(p.maps[i]) == map_shapes[i])) return false;
+        return true;
     }
     void save(const Program& p, uint32_t p_ctx_base, const Memory& mem, const std::vector<MapModel>& models) {
         ctx_base = p_ctx_base;
         nr_args = ctx_base ? tracing_nr_args(p) : 0;
-        map_defs = p.maps;
+        map_shapes.clear();
+        for (const MapDef& d : p.maps) map_shapes.emplace_back(d);
         mem.save(memory);
         maps.resize(models.size());
         for (size_t i = 0; i < models.size(); ++i) maps[i] = models[i].state();

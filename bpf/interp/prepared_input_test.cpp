@@ -121,7 +121,8 @@ TEST(InterpPreparedInput, AnotherInputIsNeverServedTheSavedSetUp) {
 }
 
 TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
-    const ExecInput in = input(5, 2, 1);
+    ExecInput in = input(5, 2, 1);
+    in.maps[0][0].value[5] = 0x77;  // beyond the 4 bytes a narrower map 0 takes
     const Program writer = with_maps(read_then_write());
     // Map 0 a hash instead of an array (same sizes): other regions, other entries.
     Program rehashed = writer;
@@ -129,6 +130,18 @@ TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
     // Map 2 with more elements: more per-CPU regions.
     Program grown = writer;
     grown.maps[2].max_entries = 5;
+    // Map 0 with shorter values (what its input entry holds beyond them is dropped), map 1 with
+    // longer keys (its input entry no longer fits: the set-up fails).
+    Program narrower = writer;
+    narrower.maps[0].value_size = 4;
+    Program rekeyed = writer;
+    rekeyed.maps[1].key_size = 8;
+    // Only names and flags differ: the set-up is the same (the models read the flags from their
+    // own program's definitions).
+    Program renamed = writer;
+    renamed.maps[0].name = "other";
+    renamed.maps[1].map_flags = BPF_F_NO_PREALLOC;
+    renamed.maps[0].bypass_spec_v1 = true;
     // Tracing programs: the ctx starts after the trampoline words, ctx[-8] = the argument count.
     auto tracing = [](uint8_t vlen) {
         Program p = make_program({ldx(BPF_DW, 0, 1, -8), exit_insn()});
@@ -138,7 +151,8 @@ TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
         return p;
     };
     const Program two = tracing(2), three = tracing(3);
-    const std::vector<const Program*> order = {&writer, &rehashed, &writer, &grown, &two, &three, &two, &writer, &three};
+    const std::vector<const Program*> order = {&writer, &rehashed, &writer, &grown, &two,     &three, &two,
+                                               &writer, &three,    &narrower,  &writer, &rekeyed, &renamed, &writer};
     std::vector<Executable> exes;
     for (const Program* p : order) exes.emplace_back(*p, arch_x86_64());
     PreparedInput prepared(in);
@@ -147,7 +161,7 @@ TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
         SCOPED_TRACE("run " + std::to_string(k));
         execute(exes[k], prepared, {}, r);
         const ExecResult fresh = execute(*order[k], in, arch_x86_64());
-        ASSERT_EQ(fresh.status, S::Ok) << fresh.reason;
+        ASSERT_EQ(fresh.status, order[k] == &rekeyed ? S::Unsupported : S::Ok) << fresh.reason;
         expect_same_result(r, fresh);
     }
     // The differences the set-ups carry show in the results.
