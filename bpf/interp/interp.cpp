@@ -303,6 +303,7 @@ private:
     bool call_helper(uint32_t pc, int32_t id);
     bool call_kfunc(uint32_t pc, int32_t btf_id);
     bool push_frame(uint32_t pc, uint32_t target, bool loop_cb);
+    bool too_deep(uint32_t pc);  // push_frame's fault
     MapModel* map_arg(uint32_t pc, uint64_t handle, const char* what);
     bool tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index);
     uint32_t map_index(uint64_t handle) const;
@@ -314,6 +315,7 @@ private:
     enum class SkbLoad : uint8_t { Ok, OutOfPacket, NotSkb };
     SkbLoad skb_load(uint64_t skb, int32_t offset, uint32_t size, uint64_t& value);
     bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
+    bool no_such_map(uint64_t index, std::string& why) const;
 
     const Program& prog_;
     const ExecInput& in_;
@@ -1115,12 +1117,16 @@ bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
 
 // The value of a map ld_imm64 (BPF_PSEUDO_MAP_FD/IDX: the map; *_VALUE: an address in its value)
 // in this execution's memory; false with the reason when the program names no such map or value.
+// map_ldimm64's fault for a map index the program does not have. Out of line, as too_deep().
+[[gnu::noinline, gnu::cold]] bool Machine::no_such_map(uint64_t index, std::string& why) const {
+    why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
+    return false;
+}
+
 bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
     const uint64_t index = static_cast<uint32_t>(d.imm);
-    if (index >= maps_.size()) {
-        why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
-        return false;
-    }
+    if (index >= maps_.size()) [[unlikely]]
+        return no_such_map(index, why);
     const MapModel& m = maps_[index];
     if (d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX) {
         out = m.handle();
@@ -1142,11 +1148,16 @@ bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const
     return true;
 }
 
+// Out of line, so that push_frame() does not save and restore the registers that making the text
+// takes on every call.
+[[gnu::noinline, gnu::cold]] bool Machine::too_deep(uint32_t pc) {
+    fault(pc, "call depth exceeds " + std::to_string(kMaxFrames) + " frames");
+    return false;
+}
+
 bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
-    if (depth_ + 1 >= kMaxFrames) {
-        fault(pc, "call depth exceeds " + std::to_string(kMaxFrames) + " frames");
-        return false;
-    }
+    if (depth_ + 1 >= kMaxFrames) [[unlikely]]
+        return too_deep(pc);
     Frame& f = frames_[++depth_];
     // Every field written (no Frame{} first: that clears the whole frame once more).
     f.ret_pc = pc + 1;
