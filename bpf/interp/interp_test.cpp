@@ -505,6 +505,45 @@ TEST(InterpHelpers, ClockReadsAreEffectsWithTheirValues) {
         ASSERT_EQ(r.effects[k], "clock() = " + std::to_string(1000000000u + 1000u * (k + 1))) << "read " << k + 1;
 }
 
+// The three clock helpers read one clock, return its value in r0 and leave r1-r5 poisoned, as
+// every helper does; under the bpf_conformance harness, helper 5 (ktime_get_ns) is the suite's own
+// helper instead (returns r1), while the other two still read the clock.
+TEST(InterpHelpers, ClockHelpersAndTheConformanceHelper) {
+    // Helper k's r1-r5 and r0 after the call go to fp-8*(6k+1) .. fp-8*(6k+6).
+    const int32_t ids[3] = {BPF_FUNC_ktime_get_ns, BPF_FUNC_jiffies64, BPF_FUNC_ktime_get_boot_ns};
+    auto slot = [](int k, int j) { return static_cast<int16_t>(-8 * (6 * k + j + 1)); };  // j 0-4: r1-r5, 5: r0
+    std::vector<Insn> p;
+    for (int k = 0; k < 3; ++k) {
+        p.push_back(mov64_imm(1, 40 + k));
+        p.push_back(call_helper(ids[k]));
+        for (int j = 0; j < 5; ++j) p.push_back(stx(BPF_DW, 10, static_cast<uint8_t>(j + 1), slot(k, j)));
+        p.push_back(stx(BPF_DW, 10, 0, slot(k, 5)));
+    }
+    p.push_back(mov64_imm(0, 0));
+    p.push_back(exit_insn());
+    for (bool conformance : {false, true}) {
+        SCOPED_TRACE(conformance ? "conformance helpers" : "kernel helpers");
+        ExecOptions opts;
+        opts.conformance_helpers = conformance;
+        const ExecResult r = execute(make_program(p), ExecInput{}, arch_x86_64(), opts);
+        ASSERT_EQ(r.status, S::Ok) << r.reason;
+        auto stored = [&](int k, int j) { return load_le(r.stack.data() + kStackSize + slot(k, j), 8); };
+        uint64_t clock = 1000000000;
+        std::vector<std::string> effects;
+        for (int k = 0; k < 3; ++k) {
+            for (int j = 0; j < 5; ++j) EXPECT_EQ(stored(k, j), kCallPoison) << "helper " << ids[k] << " r" << j + 1;
+            if (conformance && k == 0) {
+                EXPECT_EQ(stored(k, 5), 40u) << "the suite's helper returns r1";
+                continue;
+            }
+            clock += 1000;
+            EXPECT_EQ(stored(k, 5), clock) << "helper " << ids[k] << " r0";
+            effects.push_back("clock() = " + std::to_string(clock));
+        }
+        EXPECT_EQ(r.effects, effects);
+    }
+}
+
 TEST(InterpHelpers, HashAndLruMaps) {
     // update key 1 -> 10, key 2 -> 20, key 3 -> 30 into a 2-entry map; lookup key 1; r0 = value or 99.
     auto prog = [](uint32_t type) {
