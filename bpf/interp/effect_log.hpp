@@ -27,9 +27,9 @@ public:
     // stays empty until then.
     explicit EffectLog(std::vector<std::string>& effects) : out_(effects) { log_.swap(effects); }
     ~EffectLog() {
-        std::vector<std::string>& spare = spare_strings();
-        for (size_t k = used_; k < log_.size() && spare.size() < kMaxSpare; ++k) spare.push_back(std::move(log_[k]));
-        log_.resize(used_);
+        // Mostly a run makes as many effects as the run before it into the same result did.
+        if (used_ != log_.size()) [[unlikely]]
+            give_back_unused();
         out_.swap(log_);
     }
     EffectLog(const EffectLog&) = delete;
@@ -52,9 +52,21 @@ public:
     }
 
 private:
+    // The strings of the log beyond this run's effects go to the spare list.
+    [[gnu::noinline]] void give_back_unused() {
+        std::vector<std::string>& spare = spare_strings();
+        for (size_t k = used_; k < log_.size() && spare.size() < kMaxSpare; ++k) spare.push_back(std::move(log_[k]));
+        log_.resize(used_);
+    }
     // The string of the next effect, with stale text.
     std::string& next() {
-        if (used_ < log_.size()) return log_[used_++];
+        if (used_ < log_.size()) [[likely]]
+            return log_[used_++];
+        return next_new();
+    }
+    // next() when every string of the log is taken. Out of line: inlined, its growth of the log
+    // makes every caller save and restore more registers (a clock read costs a few moves).
+    [[gnu::noinline]] std::string& next_new() {
         ++used_;
         // A fresh result's first effect: room for a run's usual few at once, not one by one.
         if (log_.capacity() == 0) log_.reserve(kFirstRoom);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 #include "bpf/interp/cost_model.hpp"
 #include "bpf/interp/effect_log.hpp"
@@ -208,20 +209,33 @@ struct DecodedProgram {
 // What PreparedInput keeps of the first run on its input: the set-up that run built, and what of
 // its program the set-up read, so that it is restored only for a program it fits.
 struct SetupImage {
+    // What of a map's definition its set-up reads (MapModel's constructor and user_fill): two
+    // programs whose maps have these alike get the same set-up, whatever the maps' names and
+    // flags (the models read those from their own program's definitions).
+    struct MapShape {
+        uint32_t type, key_size, value_size, max_entries;
+        explicit MapShape(const MapDef& d) : type(d.type), key_size(d.key_size), value_size(d.value_size), max_entries(d.max_entries) {}
+        bool operator==(const MapShape&) const = default;
+    };
     bool saved = false;
     uint32_t ctx_base = 0;
     uint64_t nr_args = 0;  // tracing_nr_args(), in the ctx prefix of a tracing program
-    std::vector<MapDef> map_defs;
+    std::vector<MapShape> map_shapes;
     Memory::Image memory;
     std::vector<MapModel::State> maps;
 
     [[nodiscard]] bool fits(const Program& p, uint32_t p_ctx_base) const {
-        return saved && p_ctx_base == ctx_base && (ctx_base == 0 || tracing_nr_args(p) == nr_args) && p.maps == map_defs;
+        if (!saved || p_ctx_base != ctx_base || (ctx_base != 0 && tracing_nr_args(p) != nr_args) || p.maps.size() != map_shapes.size())
+            return false;
+        for (size_t i = 0; i < map_shapes.size(); ++i)
+            if (!(MapShape(p.maps[i]) == map_shapes[i])) return false;
+        return true;
     }
     void save(const Program& p, uint32_t p_ctx_base, const Memory& mem, const std::vector<MapModel>& models) {
         ctx_base = p_ctx_base;
         nr_args = ctx_base ? tracing_nr_args(p) : 0;
-        map_defs = p.maps;
+        map_shapes.clear();
+        for (const MapDef& d : p.maps) map_shapes.emplace_back(d);
         mem.save(memory);
         maps.resize(models.size());
         for (size_t i = 0; i < models.size(); ++i) maps[i] = models[i].state();
@@ -250,7 +264,7 @@ public:
           code_size_(decoded.code_->size_),
           invalid_(decoded.code_->invalid_),
           prandom_(in.prandom_seed) {
-        res_.clear();
+        res_.clear_but_memory();  // run() writes the memory, or clears it (end_before_start)
         maps_.swap(spare_models());
     }
     ~Machine() {
@@ -263,6 +277,13 @@ public:
     void run();
 
 private:
+    // A run that ends before its first insn (its set-up failed, or there is no code) has no
+    // final memory.
+    void end_before_start() {
+        res_.stack.clear();
+        res_.ctx.clear();
+        res_.packet.clear();
+    }
     // setup
     bool setup();
     bool build_setup();
@@ -279,19 +300,41 @@ private:
         res_.reason = std::move(reason);
     }
     // calls
-    bool call_helper(uint32_t pc, int32_t id);
+    // A helper call. The clock helpers, most of the calls generated programs make, are modelled
+    // right here, without the set-up of call_helper_any(), which models every helper.
+    bool call_helper(uint32_t pc, int32_t id) {
+        if ((id == BPF_FUNC_ktime_get_ns || id == BPF_FUNC_ktime_get_boot_ns || id == BPF_FUNC_jiffies64) &&
+            !opts_.conformance_helpers) [[likely]] {
+            helper_returns(clock_read(), 4);
+            return true;
+        }
+        return call_helper_any(pc, id);
+    }
+    bool call_helper_any(uint32_t pc, int32_t id);
+    // A helper's return: r0 = ret, r1-r5 poisoned, and (with a cost model) `body` cycles.
+    void helper_returns(uint64_t ret, double body) {
+        r_[0] = ret;
+        for (int k = 1; k <= 5; ++k) r_[k] = kCallPoison;
+        if (cost_) {
+            cost_->call(CostModel::CallKind::Helper, body);
+            cost_->clobber(0, 5);
+        }
+    }
     bool call_kfunc(uint32_t pc, int32_t btf_id);
     bool push_frame(uint32_t pc, uint32_t target, bool loop_cb);
+    bool too_deep(uint32_t pc);  // push_frame's fault
     MapModel* map_arg(uint32_t pc, uint64_t handle, const char* what);
     bool tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index);
     uint32_t map_index(uint64_t handle) const;
     uint64_t clock_read();
+    [[gnu::noinline]] void clock_effect(uint64_t v);  // the effect of a read beyond the table's
     bool special_load(uint64_t addr, uint32_t size, uint64_t& out);
     uint64_t percpu_addr(uint64_t v) const;
     bool tracing_helper(uint32_t pc, int32_t id, uint64_t& ret);
     enum class SkbLoad : uint8_t { Ok, OutOfPacket, NotSkb };
     SkbLoad skb_load(uint64_t skb, int32_t offset, uint32_t size, uint64_t& value);
     bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
+    bool no_such_map(uint64_t index, std::string& why) const;
 
     const Program& prog_;
     const ExecInput& in_;
@@ -316,7 +359,9 @@ private:
         static thread_local std::vector<MapModel> spare;
         return spare;
     }
-    uint64_t r_[16] = {};
+    // r0-r10, AX, and four that callx can name (always 0). Written by run() before the first insn,
+    // so no initializer (that clears them once more, in a `rep stos`).
+    uint64_t r_[16];
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
     uint32_t depth_ = 0;
@@ -982,24 +1027,36 @@ uint32_t Machine::map_index(uint64_t handle) const {
 }
 
 // The n-th read of the clock (n >= 1) gives the same value, and so the same effect text, in every
-// run: the texts of the first reads are made once per thread (programs read the clock often, and
-// formatting a number costs more than copying its text).
-uint64_t clock_value(uint64_t n) { return 1000000000ULL + 1000 * n; }
-const std::string* clock_text(uint64_t n) {
-    constexpr uint64_t kCached = 1024;
-    static thread_local std::vector<std::string> texts;
-    if (n >= kCached) return nullptr;
-    while (texts.size() <= n) texts.push_back("clock() = " + std::to_string(clock_value(texts.size())));
-    return &texts[n];
-}
+// run: the texts of the first reads are a table made at compile time (programs read the clock
+// often, and formatting a number costs more than copying its text). They all have one length, so
+// that copying one is a few moves (EffectLog::add_text inlined), not a memcpy call.
+constexpr uint64_t clock_value(uint64_t n) { return 1000000000ULL + 1000 * n; }
+constexpr uint64_t kClockTexts = 1024;
+constexpr std::string_view kClockPrefix = "clock() = ";
+constexpr size_t kClockDigits = 10;
+static_assert(clock_value(0) >= 1000000000ULL && clock_value(kClockTexts - 1) <= 9999999999ULL, "10 digits each");
+constexpr size_t kClockTextSize = kClockPrefix.size() + kClockDigits;
+constexpr std::array<std::array<char, kClockTextSize>, kClockTexts> kClockTextTable = [] {
+    std::array<std::array<char, kClockTextSize>, kClockTexts> t{};
+    for (uint64_t n = 0; n < kClockTexts; ++n) {
+        std::copy(kClockPrefix.begin(), kClockPrefix.end(), t[n].begin());
+        uint64_t v = clock_value(n);
+        for (size_t k = kClockTextSize; k-- > kClockPrefix.size(); v /= 10) t[n][k] = static_cast<char>('0' + v % 10);
+    }
+    return t;
+}();
 
 uint64_t Machine::clock_read() {
     const uint64_t n = ++clock_calls_;
     const uint64_t v = clock_value(n);
-    if (const std::string* text = clock_text(n)) effects_.add_text(*text);
-    else effects_.add("clock() = ", v);
+    if (n < kClockTexts) [[likely]]
+        effects_.add_text(std::string_view(kClockTextTable[n].data(), kClockTextSize));
+    else
+        clock_effect(v);
     return v;
 }
+
+void Machine::clock_effect(uint64_t v) { effects_.add(kClockPrefix, v); }
 
 // Loads from addresses outside every region that the kernel's inlines read: jiffies_64.
 bool Machine::special_load(uint64_t addr, uint32_t size, uint64_t& out) {
@@ -1079,12 +1136,16 @@ bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
 
 // The value of a map ld_imm64 (BPF_PSEUDO_MAP_FD/IDX: the map; *_VALUE: an address in its value)
 // in this execution's memory; false with the reason when the program names no such map or value.
+// map_ldimm64's fault for a map index the program does not have. Out of line, as too_deep().
+[[gnu::noinline, gnu::cold]] bool Machine::no_such_map(uint64_t index, std::string& why) const {
+    why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
+    return false;
+}
+
 bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
     const uint64_t index = static_cast<uint32_t>(d.imm);
-    if (index >= maps_.size()) {
-        why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
-        return false;
-    }
+    if (index >= maps_.size()) [[unlikely]]
+        return no_such_map(index, why);
     const MapModel& m = maps_[index];
     if (d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX) {
         out = m.handle();
@@ -1106,19 +1167,26 @@ bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const
     return true;
 }
 
+// Out of line, so that push_frame() does not save and restore the registers that making the text
+// takes on every call.
+[[gnu::noinline, gnu::cold]] bool Machine::too_deep(uint32_t pc) {
+    fault(pc, "call depth exceeds " + std::to_string(kMaxFrames) + " frames");
+    return false;
+}
+
 bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
-    if (depth_ + 1 >= kMaxFrames) {
-        fault(pc, "call depth exceeds " + std::to_string(kMaxFrames) + " frames");
-        return false;
-    }
+    if (depth_ + 1 >= kMaxFrames) [[unlikely]]
+        return too_deep(pc);
     Frame& f = frames_[++depth_];
-    f = Frame{};
+    // Every field written (no Frame{} first: that clears the whole frame once more).
     f.ret_pc = pc + 1;
     for (int k = 0; k < 4; ++k) f.saved[k] = r_[6 + k];
     f.saved[4] = r_[10];
     f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
     f.loop_cb = loop_cb;
+    f.loop_i = f.loop_n = 0;
     f.cb_pc = target;
+    f.loop_ctx = 0;
     // A fresh frame: its own zeroed 512-byte stack.
     mem_.fresh(depth_);
     r_[10] = Memory::addr(depth_, kStackSize);
@@ -1203,7 +1271,7 @@ bool Machine::call_kfunc(uint32_t pc, int32_t btf_id) {
     return true;
 }
 
-bool Machine::call_helper(uint32_t pc, int32_t id) {
+bool Machine::call_helper_any(uint32_t pc, int32_t id) {
     const uint64_t a1 = r_[1], a2 = r_[2], a3 = r_[3], a4 = r_[4];
     uint64_t ret = 0;
     double body = 4;
@@ -1319,7 +1387,8 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
             case BPF_FUNC_ktime_get_ns:
             case BPF_FUNC_ktime_get_boot_ns:
             case BPF_FUNC_jiffies64:
-                // Deterministic clock: advances per call, so a rewrite that keeps the calls keeps the values.
+                // Deterministic clock: advances per call, so a rewrite that keeps the calls keeps
+                // the values. (Mostly modelled by call_helper; here for the conformance harness.)
                 ret = clock_read();
                 break;
             case BPF_FUNC_get_prandom_u32:
@@ -1389,12 +1458,7 @@ bool Machine::call_helper(uint32_t pc, int32_t id) {
                 return false;
         }
     }
-    r_[0] = ret;
-    for (int k = 1; k <= 5; ++k) r_[k] = kCallPoison;
-    if (cost_) {
-        cost_->call(CostModel::CallKind::Helper, body);
-        cost_->clobber(0, 5);
-    }
+    helper_returns(ret, body);
     return true;
 }
 
@@ -1863,20 +1927,30 @@ out_of_steps:
 #undef PF_STEPS
 }
 
+// `out` = the n bytes at `p`. Mostly `out` has n bytes already (the result of an earlier run of the
+// program, see ExecResult::clear_but_memory): then one copy, without vector::assign's general case.
+void copy_bytes(std::vector<uint8_t>& out, const uint8_t* p, size_t n) {
+    if (out.size() == n) [[likely]] {
+        if (n) std::memcpy(out.data(), p, n);
+    } else {
+        out.assign(p, p + n);
+    }
+}
+
 void Machine::run() {
     hi_keep_ = arch_.alu32_no_implicit_zext ? kHi : 0;
     budget_ = opts_.step_budget ? opts_.step_budget : in_.step_budget;
     cost_ = opts_.cost;
-    if (!setup()) return;
+    if (!setup()) return end_before_start();
     if (code_size_ == 0) {
         fault(0, "empty program");
-        return;
+        return end_before_start();
     }
     static_assert(sizeof in_.regs == 10 * sizeof r_[0]);
     std::memcpy(r_, in_.regs.data(), sizeof in_.regs);  // r0-r9
     r_[1] = Memory::addr(kRegionCtx, ctx_base_);
     r_[10] = Memory::addr(0, kStackSize);
-    r_[isa::kRegAx] = 0;
+    std::fill(std::begin(r_) + isa::kRegAx, std::end(r_), 0);
     frames_[0] = Frame{};
     frames_[0].may_goto = static_cast<uint32_t>(isa::kMaxLoops);
     frames_[0].cb_pc = 0xffffffffu;
@@ -1891,9 +1965,9 @@ void Machine::run() {
     else loop<false, false, false>();
     res_.steps = steps_;
     res_.r0 = r_[0];
-    res_.stack.assign(mem_.region(0).data, mem_.region(0).data + kStackSize);
-    res_.ctx.assign(mem_.region(kRegionCtx).data, mem_.region(kRegionCtx).data + mem_.region(kRegionCtx).size);
-    res_.packet.assign(mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).data + mem_.region(kRegionPacket).size);
+    copy_bytes(res_.stack, mem_.region(0).data, kStackSize);
+    copy_bytes(res_.ctx, mem_.region(kRegionCtx).data, mem_.region(kRegionCtx).size);
+    copy_bytes(res_.packet, mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).size);
     if (opts_.collect_maps)
         for (MapModel& m : maps_) res_.maps.push_back(m.entries());
     res_.map_digests.reserve(maps_.size());

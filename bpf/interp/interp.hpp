@@ -69,21 +69,27 @@ struct ExecResult {
     std::vector<uint8_t> packet;                 // final packet bytes
     std::vector<TraceStep> trace;                // last ExecOptions::trace_last steps, oldest first
 
-    // Back to a fresh result, keeping the vectors' storage (for a result reused across runs). A
-    // field added above must be reset here too.
+    // Back to a fresh result, keeping the vectors' storage (for a result reused across runs).
     void clear() {
+        clear_but_memory();
+        stack.clear();
+        ctx.clear();
+        packet.clear();
+    }
+    // clear() but for the final memory (stack, ctx, packet), left for the caller to overwrite: a
+    // run that reuses a result mostly writes as many bytes there as the run before did, and
+    // keeping their sizes makes that one copy each. A field added above must be reset here too
+    // (or in clear(), if it is memory).
+    void clear_but_memory() {
         status = Status::Ok;
         r0 = 0;
         fault_pc = 0;
         reason.clear();
         steps = 0;
-        stack.clear();
         maps.clear();
         map_digests.clear();
         effects.clear();
         cycles = 0;
-        ctx.clear();
-        packet.clear();
         trace.clear();
     }
 };

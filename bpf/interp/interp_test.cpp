@@ -154,7 +154,7 @@ TEST(InterpMemory, ReusedStorageComesBackZeroed) {
         const uint32_t big = m.add(40000, RegionKind::MapValue);
         const uint32_t many = m.add_many(3, 24, RegionKind::MapValue);
         const uint32_t copied = m.add_copy(64, 8, init, 3, RegionKind::Ctx);
-        m.fresh(lazy);
+        ASSERT_NE(m.translate(Memory::addr(lazy, 0), 512, false), nullptr);  // its first access gives it storage
         for (uint32_t r : {small, lazy, big, many, many + 1, many + 2}) {
             EXPECT_TRUE(all_equal(m.region(r), 0, m.region(r).size, 0)) << "region " << r;
             std::memset(m.region(r).data, 0xab, m.region(r).size);
@@ -181,6 +181,34 @@ TEST(InterpMemory, ReusedStorageComesBackZeroed) {
     }
 }
 
+// fresh() makes a region read as zeros: a lazy one that was never used, or one written before,
+// whose storage is cleared at its next access (whether a read or a write, of any byte) and kept.
+TEST(InterpMemory, FreshRegionsReadAsZeros) {
+    Memory m;
+    const uint32_t r = m.add_lazy(512, RegionKind::Stack);
+    for (int round = 0; round < 3; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        m.fresh(r);
+        EXPECT_EQ(m.region(r).size, 0u) << "cleared only when used";
+        const uint64_t at = Memory::addr(r, round == 1 ? 0 : 504);
+        uint8_t* p = m.translate(at, 8, round == 2);
+        ASSERT_NE(p, nullptr);
+        ASSERT_EQ(m.region(r).size, 512u);
+        for (uint32_t k = 0; k < 512; ++k) ASSERT_EQ(m.region(r).data[k], 0) << "byte " << k;
+        std::memset(m.region(r).data, 0xab, 512);
+        uint8_t* const before = m.region(r).data;
+        m.fresh(r);
+        ASSERT_NE(m.translate(Memory::addr(r, 0), 1, false), nullptr);
+        EXPECT_EQ(m.region(r).data, before) << "its storage is kept";
+        EXPECT_EQ(load_le(m.region(r).data + 256, 8), 0u);
+        std::memset(m.region(r).data, 0xcd, 512);
+    }
+    // Out of bounds stays out of bounds, before and after the region is used.
+    m.fresh(r);
+    EXPECT_EQ(m.translate(Memory::addr(r, 508), 8, false), nullptr);
+    EXPECT_EQ(m.translate(Memory::addr(r, 504), 8, false)[7], 0);
+}
+
 // A run that falls through the last insn, or returns past it, ends in a fault there.
 TEST(InterpFaults, RunningPastTheLastInsnIsAFault) {
     ExecResult r = run({mov64_imm(0, 1), mov64_imm(1, 2)});
@@ -205,6 +233,7 @@ TEST(InterpMaps, DigestFollowsEveryByteOfTheEntries) {
         MapDef{.type = BPF_MAP_TYPE_PERCPU_ARRAY, .key_size = 4, .value_size = 7, .max_entries = 2},
         MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 20, .max_entries = 4},
     };
+    const uint64_t kPinned[] = {0x7bc0e9cc76f9c2e2ULL, 0xeb6ae3676f832c5aULL, 0x78667b11134722b1ULL, 0x21c4baad7faa50f0ULL};
     for (const MapDef& def : defs) {
         SCOPED_TRACE("map type " + std::to_string(def.type) + ", value size " + std::to_string(def.value_size));
         std::vector<MapEntry> entries;
@@ -224,9 +253,13 @@ TEST(InterpMaps, DigestFollowsEveryByteOfTheEntries) {
             std::vector<MapEntry> in_key_order = es;  // how entries() lists them
             std::sort(in_key_order.begin(), in_key_order.end(), [](const MapEntry& a, const MapEntry& b) { return a.key < b.key; });
             EXPECT_EQ(m.entries(), in_key_order);
+            // The shortcut for arrays whose values fill their slots digests what the general case does.
+            EXPECT_EQ(m.content_digest(), m.content_digest_general());
             return m.content_digest();
         };
         const uint64_t base = digest_of(entries);
+        // The digests themselves never change (runs are reproduced and compared across builds).
+        EXPECT_EQ(base, kPinned[&def - defs.data()]);
         EXPECT_EQ(digest_of(entries), base);
         for (size_t e = 0; e < entries.size(); ++e) {
             for (size_t b = 0; b < def.value_size; ++b) {
@@ -346,6 +379,56 @@ TEST(InterpCalls, EveryFrameStartsWithAZeroedStack) {
     EXPECT_EQ(o.status, S::Fault);
 }
 
+// A callee's stack keeps what it wrote after it returns (a pointer the caller kept reads it) until
+// the next call at that depth starts it afresh, whether or not that callee touches its stack.
+TEST(InterpCalls, ACalleesStackIsClearedByTheNextCallOnly) {
+    const std::vector<Insn> p = {
+        call_pseudo(8),            // f: r0 = its fp, fp-8 = 9
+        mov64_reg(6, 0),
+        ldx(BPF_DW, 7, 6, -8),     // r7 = 9
+        call_pseudo(8),            // g: touches no stack
+        ldx(BPF_DW, 8, 6, -8),     // r8 = 0
+        alu64_imm(BPF_LSH, 7, 8),
+        alu64_reg(BPF_OR, 7, 8),
+        mov64_reg(0, 7),
+        exit_insn(),
+        // f:
+        st(BPF_DW, 10, -8, 9), mov64_reg(0, 10), exit_insn(),
+        // g:
+        mov64_imm(0, 1), exit_insn(),
+    };
+    const ExecResult r = run(p);
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 9u << 8);
+}
+
+// Every bpf_loop iteration enters its callback with a zeroed stack: the callback adds its fp-8
+// (0 on a fresh stack) into the caller's slot, then writes 5 there.
+TEST(InterpHelpers, BpfLoopCallbacksStartWithAZeroedStack) {
+    const std::vector<Insn> p = {
+        st(BPF_DW, 10, -16, 0),
+        mov64_imm(1, 3),                      // nr_loops
+        ldimm64_lo(2, BPF_PSEUDO_FUNC, 7),    // callback: insn 10
+        ldimm64_hi(0),
+        mov64_reg(3, 10),
+        alu64_imm(BPF_ADD, 3, -16),           // ctx: &fp-16
+        mov64_imm(4, 0),
+        call_helper(BPF_FUNC_loop),
+        ldx(BPF_DW, 0, 10, -16),
+        exit_insn(),
+        ldx(BPF_DW, 3, 10, -8),               // callback
+        ldx(BPF_DW, 4, 2, 0),
+        alu64_reg(BPF_ADD, 4, 3),
+        stx(BPF_DW, 2, 4, 0),
+        st(BPF_DW, 10, -8, 5),
+        mov64_imm(0, 0),
+        exit_insn(),
+    };
+    const ExecResult r = run(p);
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 0u);
+}
+
 // §1.7 reference vectors: (start, end) -> (rc, element count, sum of elements as u32 values).
 struct IterCase {
     int32_t start, end;
@@ -406,6 +489,58 @@ TEST(InterpHelpers, BpfLoopHelperAndItsInlineAgree) {
         ASSERT_EQ(b.status, S::Ok) << b.reason;
         EXPECT_EQ(a.r0, n);
         EXPECT_EQ(b.r0, n);
+    }
+}
+
+// The clock advances 1000 ns per read from 1e9, and every read is an effect with its value in
+// decimal: the same text whether it comes from the table of the first reads or is formatted.
+TEST(InterpHelpers, ClockReadsAreEffectsWithTheirValues) {
+    constexpr int kReads = 1030;
+    const ExecResult r = run({mov64_imm(6, kReads), call_helper(BPF_FUNC_ktime_get_ns), mov64_reg(7, 0), alu64_imm(BPF_SUB, 6, 1),
+                              jmp_imm(BPF_JNE, 6, 0, -4), mov64_reg(0, 7), exit_insn()});
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 1000000000u + 1000u * kReads);
+    ASSERT_EQ(r.effects.size(), size_t{kReads});
+    for (int k = 0; k < kReads; ++k)
+        ASSERT_EQ(r.effects[k], "clock() = " + std::to_string(1000000000u + 1000u * (k + 1))) << "read " << k + 1;
+}
+
+// The three clock helpers read one clock, return its value in r0 and leave r1-r5 poisoned, as
+// every helper does; under the bpf_conformance harness, helper 5 (ktime_get_ns) is the suite's own
+// helper instead (returns r1), while the other two still read the clock.
+TEST(InterpHelpers, ClockHelpersAndTheConformanceHelper) {
+    // Helper k's r1-r5 and r0 after the call go to fp-8*(6k+1) .. fp-8*(6k+6).
+    const int32_t ids[3] = {BPF_FUNC_ktime_get_ns, BPF_FUNC_jiffies64, BPF_FUNC_ktime_get_boot_ns};
+    auto slot = [](int k, int j) { return static_cast<int16_t>(-8 * (6 * k + j + 1)); };  // j 0-4: r1-r5, 5: r0
+    std::vector<Insn> p;
+    for (int k = 0; k < 3; ++k) {
+        p.push_back(mov64_imm(1, 40 + k));
+        p.push_back(call_helper(ids[k]));
+        for (int j = 0; j < 5; ++j) p.push_back(stx(BPF_DW, 10, static_cast<uint8_t>(j + 1), slot(k, j)));
+        p.push_back(stx(BPF_DW, 10, 0, slot(k, 5)));
+    }
+    p.push_back(mov64_imm(0, 0));
+    p.push_back(exit_insn());
+    for (bool conformance : {false, true}) {
+        SCOPED_TRACE(conformance ? "conformance helpers" : "kernel helpers");
+        ExecOptions opts;
+        opts.conformance_helpers = conformance;
+        const ExecResult r = execute(make_program(p), ExecInput{}, arch_x86_64(), opts);
+        ASSERT_EQ(r.status, S::Ok) << r.reason;
+        auto stored = [&](int k, int j) { return load_le(r.stack.data() + kStackSize + slot(k, j), 8); };
+        uint64_t clock = 1000000000;
+        std::vector<std::string> effects;
+        for (int k = 0; k < 3; ++k) {
+            for (int j = 0; j < 5; ++j) EXPECT_EQ(stored(k, j), kCallPoison) << "helper " << ids[k] << " r" << j + 1;
+            if (conformance && k == 0) {
+                EXPECT_EQ(stored(k, 5), 40u) << "the suite's helper returns r1";
+                continue;
+            }
+            clock += 1000;
+            EXPECT_EQ(stored(k, 5), clock) << "helper " << ids[k] << " r0";
+            effects.push_back("clock() = " + std::to_string(clock));
+        }
+        EXPECT_EQ(r.effects, effects);
     }
 }
 
@@ -815,8 +950,10 @@ TEST(InterpBranchSnapshot, NoEntriesEnoentFlagsEinval) {
 
 TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
     // n = ctx[0] clock reads (each an effect), then a map update (another), r0 = sum of the clock
-    // values. One Executable runs inputs with more and fewer effects, maps and stacks into one
-    // reused result; each run must give what a fresh execution of the program gives.
+    // values. One Executable runs inputs with more and fewer effects, maps, stacks, ctx and packet
+    // bytes into one reused result; each run must give what a fresh execution of the program
+    // gives. So must a run whose set-up fails (an input with a wrong-sized map entry), which has
+    // no final memory, and the runs after it.
     std::vector<Insn> p = {ldx(BPF_B, 6, 1, 0), mov64_imm(7, 0), jmp_imm(BPF_JEQ, 6, 0, 4), call_helper(BPF_FUNC_ktime_get_ns),
                            alu64_reg(BPF_ADD, 7, 0), alu64_imm(BPF_ADD, 6, -1), ja(-5), st(BPF_W, 10, -4, 1),
                            st(BPF_DW, 10, -16, 0x77), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 1), ldimm64_hi(0), mov64_reg(2, 10),
@@ -831,19 +968,28 @@ TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
     std::vector<ExecInput> inputs(5);
     inputs[0].ctx = {3};
     inputs[0].maps = {{entry(1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})}, {entry(5, {9, 9, 9, 9, 9, 9, 9, 9})}};
-    inputs[1].ctx = {0};
+    inputs[1].ctx = {0, 4, 5, 6, 7, 8, 9, 10, 11};
     inputs[1].stack = {1, 2, 3};
+    inputs[1].packet = {1, 2, 3, 4, 5};
     inputs[2].ctx = {7};
     inputs[2].maps = {{}, {entry(2, {1, 0, 0, 0, 0, 0, 0, 0}), entry(1, {2, 0, 0, 0, 0, 0, 0, 0})}};
-    inputs[3].ctx = {1};
+    inputs[3].ctx = {1, 2};
+    inputs[3].packet = {7, 7, 7};
     inputs[3].maps = {{entry(2, std::vector<uint8_t>(12, 0xee))}};
     inputs[4].ctx = {0};
     // The hash is full without key 1: the update fails.
     inputs[4].maps = {{}, {entry(2, std::vector<uint8_t>(8, 2)), entry(3, std::vector<uint8_t>(8, 3)),
                            entry(4, std::vector<uint8_t>(8, 4)), entry(5, std::vector<uint8_t>(8, 5))}};
+    ExecInput wrong = inputs[1];
+    wrong.maps = {{entry(0, {1, 2, 3})}};
     const Executable exe(prog, arch_x86_64());
     ExecResult reused;
     for (int round = 0; round < 2; ++round) {
+        execute(exe, wrong, {}, reused);
+        const ExecResult failed = execute(prog, wrong, arch_x86_64());
+        EXPECT_EQ(failed.status, S::Unsupported);
+        EXPECT_TRUE(failed.stack.empty() && failed.ctx.empty() && failed.packet.empty());
+        expect_same_result(reused, failed);
         for (size_t k = 0; k < inputs.size(); ++k) {
             execute(exe, inputs[k], {}, reused);
             const ExecResult fresh = execute(prog, inputs[k], arch_x86_64());

@@ -94,6 +94,7 @@ public:
     // A 64-bit digest of entries() (keys and values, in key order) computed without building them:
     // equal contents give equal digests, so two runs' maps compare cheaply.
     [[nodiscard]] uint64_t content_digest();
+    [[nodiscard]] uint64_t content_digest_general();  // content_digest() of any kind, the slower way
     [[nodiscard]] uint32_t elem_size() const { return s_.elem_size; }
     [[nodiscard]] const State& state() const { return s_; }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bpf/interp/interp.hpp"
@@ -16,12 +17,15 @@ namespace patchfuzz::interp {
 
 enum class RegionKind : uint8_t { Stack, Ctx, Packet, MapValue, Dead };
 
+// Always made with every field given. Trivial (no member initializers), so that a table of
+// regions is copied with one memcpy (Memory::restore), not element by element.
 struct Region {
-    uint8_t* data = nullptr;
-    uint32_t size = 0;
-    bool writable = true;
-    RegionKind kind = RegionKind::Dead;
+    uint8_t* data;
+    uint32_t size;
+    bool writable;
+    RegionKind kind;
 };
+static_assert(std::is_trivial_v<Region>);
 
 class Memory {
 public:
@@ -67,10 +71,10 @@ public:
         sync_regions();
         return first;
     }
-    // The same region, but its storage is allocated (zeroed) only when it is first used: by
-    // fresh() or by an access through translate(). Until then it has size 0, so the fast path of
-    // translate() sees no difference; an access that fails there looks for a lazy region before
-    // it fails. An execution adds eight frame stacks and most runs enter none but the first.
+    // The same region, but its storage is allocated (zeroed) only when it is first used, by an
+    // access through translate(). Until then it has size 0, so the fast path of translate() sees
+    // no difference; an access that fails there looks for a lazy region before it fails. An
+    // execution adds eight frame stacks and most runs enter none but the first.
     uint32_t add_lazy(uint32_t size, RegionKind kind, bool writable = true) {
         const uint32_t r = static_cast<uint32_t>(count_);
         if (r >= kMaxLazy) return add(size, kind, writable);
@@ -80,13 +84,22 @@ public:
         lazy_mask_ |= uint32_t{1} << r;
         return r;
     }
-    // Region `r` with all its bytes zero (a frame's stack on entry: a lazy region gets its zeroed
-    // storage now, any other is cleared).
-    Region& fresh(uint32_t r) {
+    // Region `r` reads as all zeros from now on (a frame's stack on entry). A lazy one already
+    // does; any other among the first kMaxLazy becomes lazy again, keeping its storage, which is
+    // cleared only when an access first reaches it: many frames (bpf_loop callbacks, small
+    // subprograms) never touch their stack, and clearing 512 bytes per call was most of a call's
+    // cost. Whether it is cleared now or at its first access, every access sees the same bytes.
+    void fresh(uint32_t r) {
+        if (r >= kMaxLazy) [[unlikely]] {
+            std::memset(regions_[r].data, 0, regions_[r].size);
+            return;
+        }
+        const uint32_t bit = uint32_t{1} << r;
+        if (lazy_mask_ & bit) return;
         Region& reg = regions_[r];
-        if (is_lazy(r)) materialize(r);
-        else std::memset(reg.data, 0, reg.size);
-        return reg;
+        lazy_size_[r] = reg.size;
+        reg.size = 0;
+        lazy_mask_ |= bit;
     }
     static constexpr uint64_t addr(uint32_t region, uint32_t off) {
         return kRegionBase + (static_cast<uint64_t>(region) << 32) + off;
@@ -120,8 +133,12 @@ public:
     // (interp::PreparedInput): one memcpy instead of every region built and filled again.
     static constexpr uint32_t kMaxLazy = 16;  // add_lazy() of a later region adds a plain one
     struct Image {
-        std::vector<Region> regions;   // data: nullptr (lazy or saved), the bytes are at `offsets`
-        std::vector<uint32_t> offsets;  // where region r's bytes start in `bytes` (a multiple of 16), or kLazy
+        // The regions as they were, lazy ones with data nullptr. When `base` is not 0 the bytes
+        // were one block at address `base` (all in the first chunk), and each region's data still
+        // points where it was: its bytes are at data - base in `bytes`. Else `offsets` says where.
+        std::vector<Region> regions;
+        uintptr_t base = 0;
+        std::vector<uint32_t> offsets;  // when base == 0: where region r's bytes start in `bytes` (a multiple of 16), or kLazy
         std::vector<uint8_t> bytes;
         uint32_t lazy_mask = 0;
         uint32_t lazy_size[kMaxLazy] = {};
@@ -129,15 +146,17 @@ public:
     };
     void save(Image& img) const {
         img.regions.assign(regions_, regions_ + count_);
-        img.offsets.resize(count_);
+        for (uint32_t m = lazy_mask_; m != 0; m &= m - 1) img.regions[static_cast<size_t>(std::countr_zero(m))].data = nullptr;
         if (ws_->current == 0) {
             // Every region was cut from the first chunk, one after the other from its start: one
             // copy of what was cut (set-ups are a few KiB, far less than a chunk).
             const uint8_t* const start = ws_->chunks.front().data.get();
             img.bytes.assign(start, static_cast<const uint8_t*>(chunk_next_));
-            for (size_t r = 0; r < count_; ++r)
-                img.offsets[r] = is_lazy(static_cast<uint32_t>(r)) ? Image::kLazy : static_cast<uint32_t>(regions_[r].data - start);
+            img.base = reinterpret_cast<uintptr_t>(start);
+            img.offsets.clear();
         } else {
+            img.base = 0;
+            img.offsets.resize(count_);
             size_t total = 0;
             for (size_t r = 0; r < count_; ++r) total += is_lazy(static_cast<uint32_t>(r)) ? 0 : round16(regions_[r].size);
             img.bytes.resize(total);
@@ -152,7 +171,6 @@ public:
                 at += round16(regions_[r].size);
             }
         }
-        for (Region& reg : img.regions) reg.data = nullptr;
         img.lazy_mask = lazy_mask_;
         std::copy(std::begin(lazy_size_), std::end(lazy_size_), std::begin(img.lazy_size));
     }
@@ -162,7 +180,16 @@ public:
         if (!img.bytes.empty()) std::memcpy(base, img.bytes.data(), img.bytes.size());
         std::vector<Region>& regions = ws_->regions;
         regions.assign(img.regions.begin(), img.regions.end());
-        for (size_t r = 0; r < regions.size(); ++r) regions[r].data = img.offsets[r] == Image::kLazy ? nullptr : base + img.offsets[r];
+        const uintptr_t at = reinterpret_cast<uintptr_t>(base);
+        // A memory saved from this thread's first chunk and restored there (what the runs of one
+        // input on one thread do) has its regions where they were: the table is right as it is.
+        if (img.base != at) {
+            for (size_t r = 0; r < regions.size(); ++r) {
+                Region& reg = regions[r];
+                if (img.base != 0) reg.data = reg.data ? base + (reinterpret_cast<uintptr_t>(reg.data) - img.base) : nullptr;
+                else reg.data = img.offsets[r] == Image::kLazy ? nullptr : base + img.offsets[r];
+            }
+        }
         sync_regions();
         lazy_mask_ = img.lazy_mask;
         std::copy(std::begin(img.lazy_size), std::end(img.lazy_size), std::begin(lazy_size_));
@@ -247,9 +274,11 @@ private:
     }
     // Lazy regions (add_lazy): those among the first kMaxLazy whose storage is not allocated yet.
     [[nodiscard]] bool is_lazy(uint32_t r) const { return r < kMaxLazy && ((lazy_mask_ >> r) & 1) != 0; }
+    // A lazy region gets zeroed storage: its own again when fresh() made it lazy, else new.
     void materialize(uint32_t r) {
         Region& reg = regions_[r];
-        reg.data = allocate(lazy_size_[r]);
+        if (reg.data) std::memset(reg.data, 0, lazy_size_[r]);
+        else reg.data = allocate(lazy_size_[r]);
         reg.size = lazy_size_[r];
         lazy_mask_ &= ~(uint32_t{1} << r);
     }

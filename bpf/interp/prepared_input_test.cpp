@@ -6,6 +6,7 @@
 #include <linux/bpf.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,7 +121,8 @@ TEST(InterpPreparedInput, AnotherInputIsNeverServedTheSavedSetUp) {
 }
 
 TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
-    const ExecInput in = input(5, 2, 1);
+    ExecInput in = input(5, 2, 1);
+    in.maps[0][0].value[5] = 0x77;  // beyond the 4 bytes a narrower map 0 takes
     const Program writer = with_maps(read_then_write());
     // Map 0 a hash instead of an array (same sizes): other regions, other entries.
     Program rehashed = writer;
@@ -128,6 +130,18 @@ TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
     // Map 2 with more elements: more per-CPU regions.
     Program grown = writer;
     grown.maps[2].max_entries = 5;
+    // Map 0 with shorter values (what its input entry holds beyond them is dropped), map 1 with
+    // longer keys (its input entry no longer fits: the set-up fails).
+    Program narrower = writer;
+    narrower.maps[0].value_size = 4;
+    Program rekeyed = writer;
+    rekeyed.maps[1].key_size = 8;
+    // Only names and flags differ: the set-up is the same (the models read the flags from their
+    // own program's definitions).
+    Program renamed = writer;
+    renamed.maps[0].name = "other";
+    renamed.maps[1].map_flags = BPF_F_NO_PREALLOC;
+    renamed.maps[0].bypass_spec_v1 = true;
     // Tracing programs: the ctx starts after the trampoline words, ctx[-8] = the argument count.
     auto tracing = [](uint8_t vlen) {
         Program p = make_program({ldx(BPF_DW, 0, 1, -8), exit_insn()});
@@ -137,7 +151,8 @@ TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
         return p;
     };
     const Program two = tracing(2), three = tracing(3);
-    const std::vector<const Program*> order = {&writer, &rehashed, &writer, &grown, &two, &three, &two, &writer, &three};
+    const std::vector<const Program*> order = {&writer, &rehashed, &writer, &grown, &two,     &three, &two,
+                                               &writer, &three,    &narrower,  &writer, &rekeyed, &renamed, &writer};
     std::vector<Executable> exes;
     for (const Program* p : order) exes.emplace_back(*p, arch_x86_64());
     PreparedInput prepared(in);
@@ -146,7 +161,7 @@ TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
         SCOPED_TRACE("run " + std::to_string(k));
         execute(exes[k], prepared, {}, r);
         const ExecResult fresh = execute(*order[k], in, arch_x86_64());
-        ASSERT_EQ(fresh.status, S::Ok) << fresh.reason;
+        ASSERT_EQ(fresh.status, order[k] == &rekeyed ? S::Unsupported : S::Ok) << fresh.reason;
         expect_same_result(r, fresh);
     }
     // The differences the set-ups carry show in the results.
@@ -179,7 +194,8 @@ TEST(InterpPreparedInput, SetUpsBeyondOneChunk) {
 // Memory::restore makes a fresh memory equal to the saved one, region for region (size, kind,
 // writability, laziness, bytes), with storage of its own: what a restored memory's run writes
 // never reaches the image, nor a memory restored after it. Both ways of saving: within the first
-// chunk, and across chunks (a region bigger than a chunk).
+// chunk, and across chunks (a region bigger than a chunk); restored where the saved memory was
+// (rounds 0 and 1) and elsewhere (round 2: another memory is alive, so this one has other storage).
 TEST(InterpPreparedInput, MemoryRestoresWhatWasSaved) {
     for (uint32_t big : {1000u, 40000u}) {
         SCOPED_TRACE("big region " + std::to_string(big));
@@ -204,10 +220,19 @@ TEST(InterpPreparedInput, MemoryRestoresWhatWasSaved) {
             }
             EXPECT_EQ(saved[lazy].size, 0u);  // still lazy
         }
-        for (int round = 0; round < 2; ++round) {
+        for (int round = 0; round < 3; ++round) {
             SCOPED_TRACE("round " + std::to_string(round));
+            std::optional<Memory> other;
+            if (round == 2) other.emplace();
             Memory m;
             m.restore(img);
+            if (round == 2) {
+                for (uint32_t r = 0; r < m.count(); ++r) {
+                    if (m.region(r).data != nullptr) {
+                        EXPECT_NE(m.region(r).data, saved[r].data) << "region " << r;
+                    }
+                }
+            }
             ASSERT_EQ(m.count(), saved.size());
             for (uint32_t r = 0; r < m.count(); ++r) {
                 SCOPED_TRACE("region " + std::to_string(r));
