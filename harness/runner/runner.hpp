@@ -2,7 +2,6 @@
 // The one runner: a case -> both patchers x the passes x the arch profiles -> every oracle -> a
 // report of verdicts. Tests, fuzz targets, the CLI (check, replay, fuzz) and triage all call it.
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,7 +48,6 @@ struct OracleVerdict {
 struct PassTrigger {
     std::string_view pass;  // a static name: passes::pass_names_view() or "explicit"
     uint32_t patches = 0;
-    bool operator==(const PassTrigger&) const = default;
 };
 
 struct CaseReport {

@@ -72,8 +72,7 @@ TEST(ExecDiff, RewritesAreHeldToTheMeaningFirstAndToTheJitsReferenceWhenTheyDepa
     EXPECT_EQ(alone.settled_by_meaning, 0u);
     // A jit32 rewrite that breaks the meaning and its reference still fails, with the meaning
     // there: V1's inline counts with a MOVSX that jit32 runs as a move (bug class B3).
-    ExecDiffStats v1;
-    Verdict bad = exec_diff(interp::iter_sum_program(), opts_for(passes::IterInline::V1, {arch_x86_64(), arch_jit32()}, 300, 7), &v1);
+    Verdict bad = exec_diff(interp::iter_sum_program(), opts_for(passes::IterInline::V1, {arch_x86_64(), arch_jit32()}, 300, 7));
     ASSERT_EQ(bad.outcome, Outcome::Fail) << bad.reason;
     EXPECT_EQ(bad.arch, "jit32");
 }
