@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "bpf/interp/cost_model.hpp"
+#include "bpf/interp/decode_check.hpp"
 #include "bpf/interp/effect_log.hpp"
 #include "bpf/interp/map_model.hpp"
 #include "bpf/interp/memory.hpp"
@@ -85,7 +86,7 @@ struct DInsn {
     uint8_t unused[3];
     bool operator==(const DInsn&) const = default;
 };
-static_assert(sizeof(DInsn) == 16 && offsetof(DInsn, zext) == 12);
+static_assert(sizeof(DInsn) == 16 && offsetof(DInsn, imm) == 8 && offsetof(DInsn, zext) == 12);
 
 // A K operand for a 64-bit operation (sign-extended) and for a 32-bit one.
 inline uint64_t k64(const DInsn& d) { return static_cast<uint64_t>(static_cast<int64_t>(d.imm)); }
@@ -143,6 +144,8 @@ inline uint32_t smod32(uint32_t a, uint32_t b) {
     return static_cast<uint32_t>(static_cast<int32_t>(a) % static_cast<int32_t>(b));
 }
 
+constexpr const char* kSecondSlotReason = "execution reached the second slot of ld_imm64";
+
 std::string hex(uint64_t v) {
     char b[24];
     std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -160,14 +163,9 @@ struct DecodedCode {
     // others, sharing this code, never look).
     void mark_zexts() const;
     [[gnu::noinline]] uint32_t decode_slow(uint32_t pc);
+    [[gnu::noinline]] uint32_t decode_general(uint32_t pc);
     DInsn decode_one(uint32_t pc, std::string& why);
-    [[nodiscard]] static bool common_ldimm64(const Insn& i) {
-        return isa::is_ldimm64(i) && i.dst_reg <= isa::kRegAx &&
-               (i.src_reg == 0 || i.src_reg == BPF_PSEUDO_MAP_FD || i.src_reg == BPF_PSEUDO_MAP_IDX ||
-                i.src_reg == BPF_PSEUDO_MAP_VALUE || i.src_reg == BPF_PSEUDO_MAP_IDX_VALUE);
-    }
     void decode_common_ldimm64(uint32_t pc, DInsn& d) const;
-    bool decode_shortcut(uint32_t pc, DInsn& d) const;
     [[maybe_unused]] bool decodes_alike(uint32_t pc, const DInsn& d);  // for assert()
     // Whether this decode is also the one for a profile with movsx_as_mov == `movsx_as_mov`.
     [[nodiscard]] bool decodes_for(bool movsx_as_mov) const { return !has_movsx_ || movsx_as_mov == movsx_as_mov_; }
@@ -179,9 +177,11 @@ struct DecodedCode {
     std::unique_ptr<DInsn[]> code_;
     size_t size_ = 0;
     std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
-    static constexpr uint32_t kNoSecondSlot = ~0u;
     static constexpr uint32_t kNoReason = ~0u;  // DInsn::imm of an INVALID insn without one in invalid_
-    uint32_t second_slot_ = kNoSecondSlot;  // index in invalid_ of the second-slot reason, once added
+    // DInsn::imm of the second slot of a decoded ld_imm64, whose reason (kSecondSlotReason) is not
+    // in invalid_: most programs have ld_imm64s, and the string would be made for each decode.
+    static constexpr uint32_t kSecondSlot = ~1u;
+    static constexpr DInsn second_slot() { return DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(kSecondSlot), 0, {}}; }
     mutable std::once_flag zext_marked_;
 };
 
@@ -705,7 +705,7 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
             break;
     }
     if (i.code == 0 && pc > 0 && isa::is_ldimm64(prog_.insns[pc - 1])) {
-        why = "execution reached the second slot of ld_imm64";
+        why = kSecondSlotReason;
         return d;
     }
     why = "invalid opcode " + hex(i.code);
@@ -714,23 +714,28 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
 
 namespace {
 
-// How the common opcodes decode: those whose op follows from `code` alone (or from `code` when
-// some fields are 0, as for a plain register move), as decode_one finds it. The rest of the insn
-// only needs the immediate masked (32-bit operands, shift counts) and, for a jump, `off` resolved.
-// A generated program is mostly these, and one table load decodes them where decode_one's nested
-// switches cost a few branch mispredictions per insn.
+// How the opcodes decode whose op follows from `code` alone (or from `code` when some fields are
+// 0, as for a plain register move), as decode_one finds it. The rest of the insn only needs the
+// immediate masked (32-bit operands, shift counts) and, for a jump, `off` resolved. A generated
+// program is mostly these, and one table load decodes them where decode_one's nested switches
+// cost a few branch mispredictions per insn. An entry is 32 bytes, for a cheap index.
 struct FastDecode {
-    uint8_t op = INVALID;  // INVALID: decode_one decides
-    uint8_t aux = 0;
-    // Properties of an insn (kOff | kImm | kSrc: that field is not 0; kBadReg: a register number
-    // above kRegAx; kAny: always set) that send it to decode_one. An entry that decodes nothing
-    // rejects kAny, every other one kBadReg and the fields that must be 0 for `op`: so one test
-    // of the insn's properties against this mask decides, without a branch per condition.
-    uint8_t reject = kAny;
-    bool jump = false;
-    uint32_t head = 0;  // op and aux where DInsn has them (head_byte); decode() adds dst and src
-    uint32_t imm_mask = ~0u;
-    static constexpr uint8_t kOff = 1, kImm = 2, kSrc = 4, kBadReg = 8, kAny = 16;
+    // Properties of the insn's register byte (kSrc: src_reg is not 0; kBadReg: a register number
+    // above kRegAx; kAny: always set, RegDecode) that send it to decode_one: an entry that decodes
+    // nothing rejects kAny, every other one kBadReg and kSrc where src must be 0 for `op`.
+    uint32_t reject = kAny;  // as wide as what it is tested with, to spare a zero extension
+    // The DInsn's op (INVALID: decode_one decides) and aux where DInsn has them (head_byte);
+    // decode() adds dst and src.
+    uint32_t head = 0;
+    uint64_t imm_mask = 0xffffffff;  // of imm read unsigned (64 bits: no zero extension for the store)
+    // The bits of the insn, read as one host word (insn_byte), that must be 0 for `op`: off (DIV
+    // and MOD are signed with off 1) and imm (MOV X with either is no plain move). So one test of
+    // the register properties and one of the word decide, without a branch per field.
+    uint64_t zero_bits = 0;
+    // ~0 for a jump, whose `off` decode() resolves into an insn index (and range-checks), else 0:
+    // a mask instead of a flag, so that jumps and other insns take one path without a branch.
+    uint64_t jump_mask = 0;
+    static constexpr uint8_t kSrc = 4, kBadReg = 8, kAny = 16;
 };
 
 // DInsn's first four bytes (op, dst, src, aux) as one host word, which decode() composes from its
@@ -740,6 +745,13 @@ static_assert(std::endian::native == std::endian::little || std::endian::native 
 constexpr uint32_t head_byte(unsigned k, uint8_t v) {
     return uint32_t{v} << (std::endian::native == std::endian::little ? 8 * k : 24 - 8 * k);
 }
+// The same for an insn read as one 64-bit host word, as decode() reads each: byte k of the insn.
+static_assert(sizeof(Insn) == 8 && offsetof(Insn, off) == 2 && offsetof(Insn, imm) == 4);
+constexpr uint64_t insn_byte(unsigned k, uint8_t v) {
+    return uint64_t{v} << (std::endian::native == std::endian::little ? 8 * k : 56 - 8 * k);
+}
+constexpr uint64_t kOffBits = insn_byte(2, 0xff) | insn_byte(3, 0xff);
+constexpr uint64_t kImmBits = insn_byte(4, 0xff) | insn_byte(5, 0xff) | insn_byte(6, 0xff) | insn_byte(7, 0xff);
 
 constexpr std::array<FastDecode, 256> make_fast_decode() {
     std::array<FastDecode, 256> t{};
@@ -748,55 +760,75 @@ constexpr std::array<FastDecode, 256> make_fast_decode() {
         const int sz = size == BPF_B ? 0 : size == BPF_H ? 1 : size == BPF_W ? 2 : 3;  // as decode_one
         const bool x = (c & BPF_X) != 0;
         FastDecode& f = t[c];
-        uint8_t needs_zero = 0;  // of kOff | kImm | kSrc
+        uint8_t op = INVALID, aux = 0;
+        uint8_t needs_zero = 0;  // kSrc or not
+        uint64_t zero_bits = 0;
         if (cls == BPF_ALU || cls == BPF_ALU64) {
-            // Not NEG/END (decoded from imm). DIV/MOD are unsigned with off 0 (1: signed), MOV X is
-            // a plain move with off and imm 0 (else movsx, percpu, zext).
-            const int base = alu_base(o, false);
-            if (base < 0) continue;
-            if (o == BPF_DIV || o == BPF_MOD) needs_zero = FastDecode::kOff;
-            if (o == BPF_MOV && x) needs_zero = FastDecode::kOff | FastDecode::kImm;
+            // Not END (decoded from imm). DIV/MOD are unsigned with off 0 (1: signed), MOV X is a
+            // plain move with off and imm 0 (else movsx, percpu, zext).
             const bool w64 = cls == BPF_ALU64;
-            f.op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
-            const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
-            f.imm_mask = shift ? (w64 ? 63 : 31) : ~0u;
+            const int base = alu_base(o, false);
+            if (o == BPF_NEG) {
+                op = w64 ? NEG64 : NEG32;
+            } else if (base >= 0) {
+                if (o == BPF_DIV || o == BPF_MOD) zero_bits = kOffBits;
+                if (o == BPF_MOV && x) zero_bits = kOffBits | kImmBits;
+                op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
+                const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
+                f.imm_mask = shift ? (w64 ? 63 : 31) : 0xffffffff;
+            }
         } else if (cls == BPF_JMP || cls == BPF_JMP32) {
+            // Not gotol (JMP32 JA: imm is the offset) nor a call with a src (local or kfunc).
             const int base = cond_jump_base(o);
-            f.jump = true;
+            f.jump_mask = ~uint64_t{0};
             if (base >= 0) {
-                f.op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
+                op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
             } else if (c == (BPF_JMP | BPF_JA | BPF_K)) {
-                f.op = JA;  // not gotol (JMP32: imm) nor gotox (X)
+                op = JA;
+            } else if (cls == BPF_JMP && o == BPF_JCOND) {
+                op = MAY_GOTO;
             } else {
-                f.jump = false;
-                if (c == (BPF_JMP | BPF_EXIT)) f.op = EXIT;
-                if (c == (BPF_JMP | BPF_CALL)) {
-                    f.op = CALL_HELPER;  // src 0; else a local or kfunc call
+                f.jump_mask = 0;
+                if (c == (BPF_JMP | BPF_JA | BPF_X)) op = GOTOX;
+                if (cls == BPF_JMP && o == BPF_EXIT) op = EXIT;
+                if (cls == BPF_JMP && o == isa::kOpTailCall) op = TAIL_CALL;
+                if (c == (BPF_JMP | BPF_CALL | BPF_X)) op = CALLX;
+                if (c == (BPF_JMP | BPF_CALL | BPF_K)) {
+                    op = CALL_HELPER;  // src 0
                     needs_zero = FastDecode::kSrc;
                 }
             }
-        } else if (cls == BPF_LDX && mode == BPF_MEM) {
-            f.op = static_cast<uint8_t>(LDXB + sz);
-        } else if ((cls == BPF_ST || cls == BPF_STX) && mode == BPF_MEM) {
-            f.op = static_cast<uint8_t>((cls == BPF_ST ? STB : STXB) + sz);
-        } else if (cls == BPF_STX && mode == BPF_ATOMIC) {
-            f.op = ATOMIC;
-            f.aux = static_cast<uint8_t>(1u << sz);
+        } else if (cls == BPF_LDX) {
+            if (mode == BPF_MEM) op = static_cast<uint8_t>(LDXB + sz);
+            if (mode == BPF_MEMSX && sz < 3) op = static_cast<uint8_t>(LDSXB + sz);
+            if (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx || mode == isa::kModeProbeMem32) {
+                op = LDX_PROBE;
+                aux = static_cast<uint8_t>((1u << sz) | (mode == isa::kModeProbeMemSx && sz < 3 ? 0x80 : 0));
+            }
+        } else if (cls == BPF_ST && mode == isa::kModeNospec) {
+            op = NOP;
+        } else if ((cls == BPF_ST || cls == BPF_STX) && (mode == BPF_MEM || mode == isa::kModeProbeMem32)) {
+            op = static_cast<uint8_t>((cls == BPF_ST ? STB : STXB) + sz);
+        } else if (cls == BPF_STX && (mode == BPF_ATOMIC || mode == isa::kModeProbeAtomic)) {
+            op = ATOMIC;
+            aux = static_cast<uint8_t>(1u << sz);
         }
-        f.reject = f.op == INVALID ? FastDecode::kAny : static_cast<uint8_t>(needs_zero | FastDecode::kBadReg);
-        f.head = head_byte(0, f.op) | head_byte(3, f.aux);
+        f.reject = op == INVALID ? FastDecode::kAny : static_cast<uint32_t>(needs_zero | FastDecode::kBadReg);
+        f.zero_bits = zero_bits;
+        f.head = head_byte(0, op) | head_byte(3, aux);
+        static_assert(sizeof(FastDecode) == 32);
     }
     return t;
 }
 constexpr std::array<FastDecode, 256> kFastDecode = make_fast_decode();
 
 // What the byte of an insn that holds dst_reg and src_reg contributes to its fast decode: the
-// register properties (kSrc, kBadReg) and DInsn's dst and src bytes (head_byte). Indexed by that
-// byte as it is in memory: which nibble holds which field is the compiler's bit-field layout, so
-// the table is made for it at run time, once.
+// register properties (kSrc, kBadReg, and kAny for every byte) and DInsn's dst and src bytes
+// (head_byte). Indexed by that byte as it is in memory: which nibble holds which field is the
+// compiler's bit-field layout, so the table is made for it at run time, once.
 struct RegDecode {
     uint32_t head;
-    uint8_t props;
+    uint32_t props;  // as wide as FastDecode::reject
 };
 const RegDecode* reg_decode_table() {
     static const std::array<RegDecode, 256> table = [] {
@@ -808,8 +840,8 @@ const RegDecode* reg_decode_table() {
                 probe.src_reg = static_cast<uint8_t>(src) & 0xf;
                 const uint8_t byte = reinterpret_cast<const uint8_t*>(&probe)[1];
                 t[byte].head = head_byte(1, static_cast<uint8_t>(dst)) | head_byte(2, static_cast<uint8_t>(src));
-                t[byte].props = static_cast<uint8_t>((src != 0 ? FastDecode::kSrc : 0) |
-                                                     (dst > isa::kRegAx || src > isa::kRegAx ? FastDecode::kBadReg : 0));
+                t[byte].props = static_cast<uint32_t>((src != 0 ? FastDecode::kSrc : 0) |
+                                                     (dst > isa::kRegAx || src > isa::kRegAx ? FastDecode::kBadReg : 0) | FastDecode::kAny);
             }
         }
         return t;
@@ -840,28 +872,29 @@ void DecodedCode::decode() {
     // prog_/code_ state be redone per insn.
     const Insn* const insns = prog_.insns.data();
     DInsn* const out = code_.get();
-    for (uint32_t pc = 0; pc < n; ++pc) {
-        const Insn& i = insns[pc];
-        const FastDecode& f = kFastDecode[i.code];
-        const RegDecode& r = regs[reinterpret_cast<const uint8_t*>(&i)[1]];  // the dst_reg/src_reg byte
-        const int16_t off = i.off;
-        const int32_t imm = i.imm;
-        const uint8_t props =
-            static_cast<uint8_t>(r.props | (off != 0 ? FastDecode::kOff : 0) | (imm != 0 ? FastDecode::kImm : 0) | FastDecode::kAny);
-        // A jump's target as an unsigned index: one compare also rejects those before insn 0.
-        const uint64_t target = static_cast<uint64_t>(static_cast<int64_t>(pc) + 1 + off);
-        if ((props & f.reject) == 0 && (!f.jump || target < n)) [[likely]] {  // else decode_one says why not
-            DInsn& d = out[pc];
+    for (uint64_t pc = 0; pc < n; ++pc) {
+        const Insn* const i = insns + pc;
+        DInsn* const d = out + pc;
+        uint64_t word;
+        std::memcpy(&word, i, sizeof word);
+        const FastDecode& f = kFastDecode[i->code];
+        const RegDecode& r = regs[reinterpret_cast<const uint8_t*>(i)[1]];  // the dst_reg/src_reg byte
+        // A jump's target as an unsigned index (one compare also rejects those before insn 0), and
+        // `off` for any other insn, whose `target` is 0, always in range.
+        const uint64_t new_off = static_cast<uint64_t>(int64_t{i->off}) + ((pc + 1) & f.jump_mask);
+        const uint64_t target = new_off & f.jump_mask;
+        if (((r.props & f.reject) | (word & f.zero_bits)) == 0 && target < n) [[likely]] {  // else decode_one says why not
             const uint32_t head = f.head | r.head;
-            std::memcpy(&d, &head, sizeof head);  // op, dst, src, aux
-            d.off = f.jump ? static_cast<int32_t>(target) : off;
-            d.imm = static_cast<int32_t>(static_cast<uint32_t>(imm) & f.imm_mask);
-            constexpr uint32_t kNoMark = 0;  // zext and the unused bytes after it
-            std::memcpy(&d.zext, &kNoMark, sizeof kNoMark);
-            assert(decodes_alike(pc, d));
+            std::memcpy(d, &head, sizeof head);  // op, dst, src, aux
+            d->off = static_cast<int32_t>(new_off);
+            // imm, and zext and the unused bytes after it zeroed (no mark), in one store.
+            const uint64_t imm = static_cast<uint32_t>(i->imm) & f.imm_mask;
+            const uint64_t tail = std::endian::native == std::endian::little ? imm : imm << 32;
+            std::memcpy(&d->imm, &tail, sizeof tail);
+            assert(decodes_alike(static_cast<uint32_t>(pc), *d));
             continue;
         }
-        pc = decode_slow(pc);
+        pc = decode_slow(static_cast<uint32_t>(pc));
     }
 }
 
@@ -880,8 +913,9 @@ void DecodedCode::mark_zexts() const {
     });
 }
 
-// An ld_imm64 pair at pc (pc + 1 < n) with a plain value or a map (common_ldimm64), into `d`,
-// which has the first insn's fields. Shared by decode_one and decode_slow's shortcut.
+// An ld_imm64 pair at pc (pc + 1 < n) with a plain value or a map (src 0, MAP_FD, MAP_IDX,
+// MAP_VALUE, MAP_IDX_VALUE), into `d`, which has the first insn's fields. Shared by decode_one
+// and decode_slow.
 void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     const Insn& i = prog_.insns[pc];
@@ -904,73 +938,79 @@ void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
             prog_.insns[pc + 2].dst_reg == i.dst_reg && prog_.insns[pc + 2].src_reg == i.dst_reg;
 }
 
-// decode_one's result for the valid insns that are common in programs but that decode() leaves
-// to it: ld_imm64 of a value, map, BTF id or function, the zero extension the zext pass inserts
-// (BPF_ZEXT_REG) and a local call. False for anything else (decode_one decides).
-bool DecodedCode::decode_shortcut(uint32_t pc, DInsn& d) const {
-    const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    const Insn& i = prog_.insns[pc];
-    if (i.dst_reg > isa::kRegAx || i.src_reg > isa::kRegAx) return false;
-    d = DInsn{INVALID, i.dst_reg, i.src_reg, 0, i.off, i.imm};
-    if (isa::is_ldimm64(i)) {
-        if (pc + 1 >= n) return false;
-        if (common_ldimm64(i)) {
-            decode_common_ldimm64(pc, d);
-            return true;
-        }
-        if (i.src_reg == BPF_PSEUDO_BTF_ID) {
+// The insns the table leaves to decode_one, out of decode()'s loop so that the loop keeps its
+// state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64). The valid ones that
+// are common in programs are decoded here as decode_one would: ld_imm64 of a value, map, BTF id
+// or function, the zero extension the zext pass inserts (BPF_ZEXT_REG) and a local call. Anything
+// else is decode_general's, which has what decode_one needs (a reason string, most registers):
+// this function stays small for the common ones.
+uint32_t DecodedCode::decode_slow(uint32_t pc) {
+    const Insn* const insns = prog_.insns.data();
+    const uint64_t n = size_;
+    const Insn& i = insns[pc];
+    DInsn* const out = code_.get() + pc;
+    const uint8_t dst = i.dst_reg, src = i.src_reg;
+    if (dst > isa::kRegAx || src > isa::kRegAx) return decode_general(pc);
+    DInsn d{INVALID, dst, src, 0, i.off, i.imm, 0, {}};
+    switch (i.code) {
+        case BPF_LD | BPF_IMM | BPF_DW: {
+            if (pc + 1 >= n) return decode_general(pc);
             d.op = LDIMM64;
-            set_imm64(d, kKsymBase + (uint64_t{static_cast<uint32_t>(i.imm)} << 12));
-            return true;
+            switch (src) {
+                case 0:
+                case BPF_PSEUDO_MAP_FD:
+                case BPF_PSEUDO_MAP_IDX:
+                case BPF_PSEUDO_MAP_VALUE:
+                case BPF_PSEUDO_MAP_IDX_VALUE: decode_common_ldimm64(pc, d); break;
+                case BPF_PSEUDO_BTF_ID: set_imm64(d, kKsymBase + (uint64_t{static_cast<uint32_t>(i.imm)} << 12)); break;
+                case BPF_PSEUDO_FUNC: {
+                    // Up to n: the address of a callback removed as dead (decode_one).
+                    const uint64_t t = pc + 1 + static_cast<uint64_t>(int64_t{i.imm});
+                    if (t > n) return decode_general(pc);  // also what is before insn 0
+                    set_imm64(d, kCodeBase + t * 8);
+                    break;
+                }
+                default: return decode_general(pc);
+            }
+            assert(decodes_alike(pc, d));
+            out[0] = d;
+            out[1] = second_slot();
+            return pc + 1;
         }
-        const int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
-        if (i.src_reg == BPF_PSEUDO_FUNC && t >= 0 && t <= static_cast<int64_t>(n)) {
-            d.op = LDIMM64;
-            set_imm64(d, kCodeBase + static_cast<uint64_t>(t) * 8);
-            return true;
+        case BPF_ALU | BPF_MOV | BPF_X:
+            // off 1 (arena cast) and -1 (percpu) are a plain move too, so a zext still.
+            if (i.imm != 1 || dst != src || (i.off != 0 && i.off != 1 && i.off != -1)) return decode_general(pc);
+            d.op = ZEXT;
+            break;
+        case BPF_JMP | BPF_CALL | BPF_K: {
+            const uint64_t t = pc + 1 + static_cast<uint64_t>(int64_t{i.imm});
+            if (src != BPF_PSEUDO_CALL || t >= n) return decode_general(pc);  // also what is before insn 0
+            d.op = CALL_LOCAL;
+            d.off = static_cast<int32_t>(t);
+            break;
         }
-        return false;
+        default: return decode_general(pc);
     }
-    if (i.code == (BPF_ALU | BPF_MOV | BPF_X) && i.imm == 1 && i.dst_reg == i.src_reg && (i.off == 0 || i.off == 1 || i.off == -1)) {
-        d.op = ZEXT;
-        return true;
-    }
-    if (i.code == (BPF_JMP | BPF_CALL) && i.src_reg == BPF_PSEUDO_CALL) {
-        const int64_t t = static_cast<int64_t>(pc) + 1 + i.imm;
-        if (t < 0 || t >= static_cast<int64_t>(n)) return false;
-        d.op = CALL_LOCAL;
-        d.off = static_cast<int32_t>(t);
-        return true;
-    }
-    return false;
+    assert(decodes_alike(pc, d));
+    out[0] = d;
+    return pc;
 }
 
-// The insns the table leaves to decode_one, out of decode()'s loop so that the loop keeps its
-// state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64). The common ones
-// among them skip decode_one's general checks (decode_shortcut).
-uint32_t DecodedCode::decode_slow(uint32_t pc) {
+// decode_slow for what it does not know: decode_one's result, with the reason of an invalid insn
+// kept.
+uint32_t DecodedCode::decode_general(uint32_t pc) {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
-    DInsn d;
-    if (decode_shortcut(pc, d)) {
-        assert(decodes_alike(pc, d));
-    } else {
-        std::string why;
-        d = decode_one(pc, why);
-        if (d.op == INVALID) {
-            if (why.empty()) why = "invalid instruction";
-            d.imm = static_cast<int32_t>(invalid_.size());
-            invalid_.push_back(std::move(why));
-        }
+    std::string why;
+    DInsn d = decode_one(pc, why);
+    if (d.op == INVALID) {
+        if (why.empty()) why = "invalid instruction";
+        d.imm = static_cast<int32_t>(invalid_.size());
+        invalid_.push_back(std::move(why));
     }
     code_[pc] = d;
     if ((d.op == LDIMM64 || d.op == LDIMM64_MAP) && pc + 1 < n) {
         ++pc;
-        // Every second slot of an ld_imm64 shares one reason (a program has many ld_imm64).
-        if (second_slot_ == kNoSecondSlot) {
-            second_slot_ = static_cast<uint32_t>(invalid_.size());
-            invalid_.push_back("execution reached the second slot of ld_imm64");
-        }
-        code_[pc] = DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(second_slot_)};
+        code_[pc] = second_slot();
     }
     return pc;
 }
@@ -1911,9 +1951,10 @@ L_EXIT: {
 L_LDIMM64_TAIL:
 L_INVALID: {
     steps_ = PF_STEPS();
-    fault(PF_PC, k32(*ip) < invalid_.size() ? invalid_[k32(*ip)]
-                 : PF_PC == code_size_   ? std::string("execution ran past the last insn")
-                                         : std::string("invalid instruction"));
+    fault(PF_PC, k32(*ip) < invalid_.size()                ? invalid_[k32(*ip)]
+                 : k32(*ip) == DecodedCode::kSecondSlot ? std::string(kSecondSlotReason)
+                 : PF_PC == code_size_                  ? std::string("execution ran past the last insn")
+                                                        : std::string("invalid instruction"));
     return;
 }
 out_of_steps:
@@ -1980,6 +2021,27 @@ void Machine::run() {
 }
 
 }  // namespace
+
+std::string decode_mismatch(const Program& prog, bool movsx_as_mov) {
+    DecodedCode code(prog, movsx_as_mov);
+    DecodedCode reference(prog, movsx_as_mov);  // decode_one's scratch (it notes MOVSX)
+    for (uint32_t pc = 0; pc < code.size_; ++pc) {
+        const DInsn& got = code.code_[pc];
+        std::string why;
+        DInsn want = reference.decode_one(pc, why);
+        const std::string at = "insn " + std::to_string(pc) + " (code " + hex(prog.insns[pc].code) + "): ";
+        if (want.op == INVALID) {
+            if (why.empty()) why = "invalid instruction";
+            if (got.op != INVALID) return at + "decoded, but invalid: " + why;
+            const std::string& got_why = code.invalid_.at(static_cast<uint32_t>(got.imm));
+            if (got_why != why) return at + "invalid for \"" + got_why + "\", not \"" + why + "\"";
+            want.imm = got.imm;  // the reason's index
+        }
+        if (!(got == want)) return at + "decoded differently";
+        if (got.op == LDIMM64 || got.op == LDIMM64_MAP) ++pc;
+    }
+    return {};
+}
 
 Executable::Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks)
     : decoded_(std::make_unique<const DecodedProgram>(prog, arch, marks)) {}
