@@ -254,6 +254,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     const bool per_batch = structural || smt_jump;
     std::deque<Program> rewritten_per_arch;  // stable addresses for `given_rewrites`
     std::vector<oracles::exec::GivenRewrite> given_rewrites;
+    given_rewrites.reserve(cfg.arches.size() * patcher_names.size());
+    exec_arches.reserve(cfg.arches.size());
     // A profile whose rewrite of this program is another's (passes::rewrites_alike: x86_64 and
     // arm64 differ only at PROBE_MEM loads and a few helper calls) gets that profile's per-batch
     // verdicts and rewrites again under its own name instead of rewriting and judging twice.
@@ -285,9 +287,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     auto add_exec_rewrites = [&](const ArchProfile& arch, const ArchRun& run) {
         if (!exec || !run.ok || !c.patches.empty()) return;
         exec_arches.push_back(arch);
-        given_rewrites.push_back({std::string(arch.name), patcher_names[0], run.rewritten});
+        given_rewrites.push_back({arch.name, patcher_names[0], run.rewritten});
         for (size_t i = 0; i < run.others_agree.size(); ++i)
-            if (run.others_agree[i]) given_rewrites.push_back({std::string(arch.name), patcher_names[i + 1], run.rewritten});
+            if (run.others_agree[i]) given_rewrites.push_back({arch.name, patcher_names[i + 1], run.rewritten});
     };
     // One reference and one of each other patcher serve every profile (they keep only storage
     // between batches). Every other patcher applies each batch too (to a copy) when an oracle reads
@@ -455,18 +457,18 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         // on the case's own inputs and on generated ones (seeded by the case); one call for every
         // profile, so runs that two profiles share are made once (exec_diff.hpp).
         oracles::exec::ExecDiffOptions eo;
-        eo.archs = exec_arches;
+        eo.archs = std::move(exec_arches);
         eo.patchers = patcher_names;
         eo.rewrite = c.options;
         eo.given = c.inputs;
-        eo.rewrites = given_rewrites;
+        eo.rewrites = std::move(given_rewrites);
         eo.inputs = cfg.exec_inputs;
         eo.seed = c.seed;
         eo.failure_details = cfg.failure_details;
         oracles::Verdict v = oracles::exec::exec_diff(c.program, eo);
         std::string arch = v.arch;  // a failure names its profile
         if (arch.empty())
-            for (const auto& a : exec_arches) arch += (arch.empty() ? "" : ",") + std::string(a.name);
+            for (const auto& a : eo.archs) arch += (arch.empty() ? "" : ",") + std::string(a.name);
         add(std::move(v), arch, "", "");
     }
     return report;

@@ -37,10 +37,11 @@ namespace patchfuzz::oracles::exec {
 
 // A rewrite the caller already made (the runner runs every patcher's pipeline for its own
 // oracles): exactly what passes::run_pipeline(copy of prog, patcher, rewrite with arch) gives.
-// exec_diff uses it instead of running the pipeline again; the caller keeps it alive.
+// exec_diff uses it instead of running the pipeline again; the caller keeps it (the program and
+// the patcher's name) alive.
 struct GivenRewrite {
-    std::string arch;     // ArchProfile::name
-    std::string patcher;  // a name in ExecDiffOptions::patchers
+    std::string_view arch;     // ArchProfile::name
+    std::string_view patcher;  // a name in ExecDiffOptions::patchers
     const Program* prog = nullptr;
 };
 
