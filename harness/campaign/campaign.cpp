@@ -367,8 +367,11 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
         sum.kernel = kernel_stream->figures();
     };
 
-    // Loaded before the workers fork, so each inherits it.
-    const KnownFindings known = KnownFindings::load(cfg.known_dir, cfg.run);
+    // Loaded before the workers fork, so each inherits it. Its keys are signatures and exec
+    // causes, which runs without failure details give too.
+    RunConfig brief = cfg.run;
+    brief.failure_details = false;
+    const KnownFindings known = KnownFindings::load(cfg.known_dir, brief);
     sum.known_files = known.files();
     for (const auto& n : known.notes()) std::fprintf(stderr, "patchfuzz fuzz: %s\n", n.c_str());
     Worker main_worker(cfg, t0, &known);

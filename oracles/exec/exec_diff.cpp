@@ -1,6 +1,7 @@
 #include "oracles/exec/exec_diff.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstdio>
 #include <cstdint>
@@ -20,18 +21,19 @@
 namespace patchfuzz::oracles::exec {
 namespace {
 
+// Lower-case hex without snprintf: a campaign's known exec findings describe their divergence
+// (bytes, r0) on every hit.
 std::string hex(uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
+    char b[2 + 16] = {'0', 'x'};
+    return std::string(b, std::to_chars(b + 2, b + sizeof b, v, 16).ptr);
 }
 
 std::string bytes_hex(const std::vector<uint8_t>& b, size_t from, size_t n) {
+    static constexpr char kDigits[] = "0123456789abcdef";
     std::string s;
-    char t[4];
     for (size_t i = from; i < from + n && i < b.size(); ++i) {
-        std::snprintf(t, sizeof t, "%02x", b[i]);
-        s += t;
+        s += kDigits[b[i] >> 4];
+        s += kDigits[b[i] & 0xf];
     }
     return s;
 }

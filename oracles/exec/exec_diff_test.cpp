@@ -130,9 +130,14 @@ TEST(ExecDiff, CompareRunsClassifies) {
     b.r0 = 0xffffffff00001234ULL;  // only the upper half differs: an int return agrees
     EXPECT_FALSE(compare_runs(a, b, 16, false));
     EXPECT_EQ(compare_runs(a, b, 16, true)->kind, "r0-mismatch");
+    // The details a developer reads (hex as C writes it, lower case, no padding).
+    EXPECT_EQ(compare_runs(a, b, 16, true)->detail, "r0: reference 0x1234, rewritten 0xffffffff00001234");
     b = a;
     b.stack[512 - 9] = 1;  // fp-9: inside a 16-byte frame
+    b.stack[512 - 16] = 0xab;
     EXPECT_EQ(compare_runs(a, b, 16, false)->kind, "state-bytes-mismatch");
+    EXPECT_EQ(compare_runs(a, b, 16, false)->detail,
+              "stack byte -16: reference 0000000000000000, rewritten ab00000000000001 (8 bytes from -16)");
     EXPECT_FALSE(compare_runs(a, b, 8, false));  // below the program's own stack: the rewrite's
     b = a;
     b.effects = {"map_delete(map 0) = 0"};
