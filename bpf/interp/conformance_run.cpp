@@ -2,22 +2,14 @@
 
 #include <linux/bpf.h>
 
-#include <cstdio>
 #include <fstream>
 #include <vector>
 
-
 #include "bpf/interp/interp.hpp"
 #include "bpf/isa/validate.hpp"
+#include "bpf/util/hex.hpp"
 
 namespace patchfuzz::interp {
-namespace {
-std::string hex(uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
-}  // namespace
 
 Status validate_for_conformance(std::span<const isa::Insn> insns) {
     // User-space encodings only. `callx` (JMP|CALL|X, RFC 9669) is not accepted by the kernel's

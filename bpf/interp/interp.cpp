@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -24,6 +23,7 @@
 #include "bpf/isa/insn_def32.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/internal_calls.hpp"
+#include "bpf/util/hex.hpp"
 #include "bpf/util/rng.hpp"
 
 namespace patchfuzz::interp {
@@ -145,12 +145,6 @@ inline uint32_t smod32(uint32_t a, uint32_t b) {
 }
 
 constexpr const char* kSecondSlotReason = "execution reached the second slot of ld_imm64";
-
-std::string hex(uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
 
 }  // namespace
 

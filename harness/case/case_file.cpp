@@ -24,6 +24,7 @@
 #include "bpf/isa/validate.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/loader/bpf_names.hpp"
+#include "bpf/util/hex.hpp"
 
 namespace patchfuzz::harness {
 namespace {
@@ -104,17 +105,6 @@ std::string quote(std::string_view s) {
         }
     }
     return o + "\"";
-}
-
-std::string hex(const std::vector<uint8_t>& b) {
-    static const char* d = "0123456789abcdef";
-    std::string o;
-    o.reserve(b.size() * 2);
-    for (uint8_t x : b) {
-        o += d[x >> 4];
-        o += d[x & 15];
-    }
-    return o;
 }
 
 std::string join(const std::vector<std::string>& v, char sep) {
@@ -1137,8 +1127,8 @@ std::string write_case(const Case& c) {
     if (c.seed) o << "seed=" << c.seed << '\n';
     for (const auto& in : c.inputs) {
         o << "-- input\n";
-        if (!in.ctx.empty()) o << "ctx " << hex(in.ctx) << '\n';
-        if (!in.packet.empty()) o << "packet " << hex(in.packet) << '\n';
+        if (!in.ctx.empty()) o << "ctx " << hex_bytes(in.ctx) << '\n';
+        if (!in.packet.empty()) o << "packet " << hex_bytes(in.packet) << '\n';
         for (size_t r = 0; r < in.regs.size(); ++r)
             if (in.regs[r]) o << 'r' << r << " 0x" << std::hex << in.regs[r] << std::dec << '\n';
         if (in.cpu) o << "cpu " << in.cpu << '\n';
@@ -1147,7 +1137,7 @@ std::string write_case(const Case& c) {
         if (!in.maps.empty()) {
             o << "maps " << in.maps.size() << '\n';
             for (size_t m = 0; m < in.maps.size(); ++m)
-                for (const auto& e : in.maps[m]) o << "map " << m << " key=" << hex(e.key) << " value=" << hex(e.value) << '\n';
+                for (const auto& e : in.maps[m]) o << "map " << m << " key=" << hex_bytes(e.key) << " value=" << hex_bytes(e.value) << '\n';
         }
     }
     o << "-- expect\n" << c.expect << '\n';

@@ -1,3 +1,4 @@
+#include "bpf/util/hex.hpp"
 #include "bpf/util/json.hpp"
 #include "harness/kernel/kernel_check.hpp"
 
@@ -12,17 +13,6 @@
 
 namespace patchfuzz::kernel {
 namespace {
-
-std::string hex(const std::vector<uint8_t>& b) {
-    static const char* d = "0123456789abcdef";
-    std::string s;
-    for (auto x : b) {
-        s += d[x >> 4];
-        s += d[x & 15];
-    }
-    return s;
-}
-
 
 // Kernel test run vs interpreter: retval (u32, what BPF_PROG_TEST_RUN returns) and the contents of
 // array/hash maps (the guest prints at most 16 entries per map; we compare those keys).
@@ -53,8 +43,8 @@ RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, c
         const auto& mine = found ? found->value : zero;  // an untouched array slot is zero in both
         if (mine != e.value) {
             rc.agree = false;
-            rc.detail += (rc.detail.empty() ? "" : "; ") + std::string("map ") + std::to_string(e.map) + " key " + hex(e.key) +
-                         ": kernel " + hex(e.value) + ", interpreter " + (found ? hex(found->value) : "absent/zero");
+            rc.detail += (rc.detail.empty() ? "" : "; ") + std::string("map ") + std::to_string(e.map) + " key " + hex_bytes(e.key) +
+                         ": kernel " + hex_bytes(e.value) + ", interpreter " + (found ? hex_bytes(found->value) : "absent/zero");
         }
     }
     return rc;

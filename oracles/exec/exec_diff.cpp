@@ -1,7 +1,6 @@
 #include "oracles/exec/exec_diff.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
 #include <cstdio>
 #include <cstdint>
@@ -16,26 +15,16 @@
 #include "bpf/patch/agreement_patcher.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/util/check.hpp"
+#include "bpf/util/hex.hpp"
 #include "oracles/exec/zext_facts.hpp"
 
 namespace patchfuzz::oracles::exec {
 namespace {
 
-// Lower-case hex without snprintf: a campaign's known exec findings describe their divergence
-// (bytes, r0) on every hit.
-std::string hex(uint64_t v) {
-    char b[2 + 16] = {'0', 'x'};
-    return std::string(b, std::to_chars(b + 2, b + sizeof b, v, 16).ptr);
-}
-
+// The up to n bytes of b from `from` on.
 std::string bytes_hex(const std::vector<uint8_t>& b, size_t from, size_t n) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string s;
-    for (size_t i = from; i < from + n && i < b.size(); ++i) {
-        s += kDigits[b[i] >> 4];
-        s += kDigits[b[i] & 0xf];
-    }
-    return s;
+    if (from >= b.size()) return {};
+    return hex_bytes(std::span<const uint8_t>(b).subspan(from, std::min(n, b.size() - from)));
 }
 
 std::optional<Divergence> compare_bytes(const char* what, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t from,

@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -16,17 +15,13 @@
 #include "bpf/passes/internal_calls.hpp"
 #include "bpf/passes/iter_inline.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
+#include "bpf/util/hex.hpp"
 #include "oracles/smt/bv_semantics.hpp"
 #include "oracles/smt/expr.hpp"
 
 namespace patchfuzz::oracles::smt {
 namespace {
 
-std::string hex(uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
 std::string s32(uint64_t v) { return std::to_string(static_cast<int32_t>(static_cast<uint32_t>(v))); }
 
 Verdict with_arch(Verdict v, const ArchProfile& arch) {
