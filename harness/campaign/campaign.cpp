@@ -154,6 +154,15 @@ private:
     Clock::time_point t0_;
 };
 
+// What a campaign judges its cases with, and loads its known findings with: the configuration
+// without failure details (RunConfig::failure_details), which signatures, exec causes and known
+// findings do not need; triage runs a new finding again in full.
+RunConfig judging(const RunConfig& run) {
+    RunConfig brief = run;
+    brief.failure_details = false;
+    return brief;
+}
+
 // Runs cases and reports each through `emit`, called with a case's CaseTally and with the
 // protocol's other lines (std::string): a forked worker writes them all as lines to its pipe, an
 // in-process one hands them straight to the aggregate (no text for the tally, one per case).
@@ -161,9 +170,7 @@ private:
 class Worker {
 public:
     Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)
-        : cfg_(cfg), t0_(t0), known_(known), brief_(cfg.run) {
-        brief_.failure_details = false;
-    }
+        : cfg_(cfg), t0_(t0), known_(known), brief_(judging(cfg.run)) {}
 
     template <class Emit>
     void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
@@ -270,7 +277,7 @@ private:
     const CampaignConfig& cfg_;
     Clock::time_point t0_;
     const KnownFindings* known_;
-    RunConfig brief_;  // cfg_.run without failure details: every case is judged with it
+    RunConfig brief_;  // judging(cfg_.run): every case is judged with it
     std::set<std::string, std::less<>> seen_features_;
 };
 
@@ -367,11 +374,8 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
         sum.kernel = kernel_stream->figures();
     };
 
-    // Loaded before the workers fork, so each inherits it. Its keys are signatures and exec
-    // causes, which runs without failure details give too.
-    RunConfig brief = cfg.run;
-    brief.failure_details = false;
-    const KnownFindings known = KnownFindings::load(cfg.known_dir, brief);
+    // Loaded before the workers fork, so each inherits it.
+    const KnownFindings known = KnownFindings::load(cfg.known_dir, judging(cfg.run));
     sum.known_files = known.files();
     for (const auto& n : known.notes()) std::fprintf(stderr, "patchfuzz fuzz: %s\n", n.c_str());
     Worker main_worker(cfg, t0, &known);
