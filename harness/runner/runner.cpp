@@ -104,6 +104,84 @@ private:
     std::vector<RecordedBatch>* out_ = nullptr;
 };
 
+// The patchers a case runs with (the reference and, when `with_others`, one of each other patcher
+// and the external plugin) and the recorder around them. Patchers keep only storage between batches
+// (patch.hpp), and so does the recorder (the other patchers' result programs): a thread's set serves
+// one case after another, which then start with the storage the earlier cases grew instead of
+// allocating it all again.
+class CasePatchers {
+public:
+    CasePatchers(const std::vector<std::string>& names, bool with_others, patch::Patcher* external,
+                 const std::string& external_name, bool keep_programs)
+        : names_(names), with_others_(with_others), external_(external), keep_programs_(keep_programs) {
+        reference_ = patch::make_patcher(names[0]);
+        PATCHFUZZ_CHECK(reference_ != nullptr, "runner given an unknown patcher (the CLI validates names)");
+        std::vector<std::pair<std::string, patch::Patcher*>> others;
+        if (with_others)
+            for (size_t i = 1; i < names.size(); ++i) {
+                other_patchers_.push_back(patch::make_patcher(names[i]));
+                PATCHFUZZ_CHECK(other_patchers_.back() != nullptr, "runner given an unknown patcher (the CLI validates names)");
+                others.emplace_back(names[i], other_patchers_.back().get());
+            }
+        internal_others_ = others.size();  // the external plugin, if any, comes last
+        if (external != nullptr) others.emplace_back(external_name, external);
+        has_others_ = !others.empty();
+        recorder_.emplace(*reference_, others, keep_programs);
+    }
+
+    [[nodiscard]] bool serves(const std::vector<std::string>& names, bool with_others, patch::Patcher* external,
+                              bool keep_programs) const {
+        return names == names_ && with_others == with_others_ && external == external_ && keep_programs == keep_programs_;
+    }
+    patch::Patcher& reference() { return *reference_; }
+    RecordingPatcher& recorder() { return *recorder_; }
+    [[nodiscard]] size_t internal_others() const { return internal_others_; }
+    [[nodiscard]] bool has_others() const { return has_others_; }
+
+private:
+    std::vector<std::string> names_;
+    bool with_others_;
+    patch::Patcher* external_;
+    bool keep_programs_;
+    std::unique_ptr<patch::Patcher> reference_;
+    std::vector<std::unique_ptr<patch::Patcher>> other_patchers_;
+    size_t internal_others_ = 0;
+    bool has_others_ = false;
+    std::optional<RecordingPatcher> recorder_;
+};
+
+// This thread's CasePatchers, made anew when a case asks for another set. A case run while the
+// thread's set is in use (run_case is not re-entered today), and a case with an external plugin,
+// which may keep state of its own between calls, get a set of their own.
+class PatchersLease {
+public:
+    PatchersLease(const std::vector<std::string>& names, bool with_others, patch::Patcher* external,
+                  const std::string& external_name, bool keep_programs) {
+        thread_local std::optional<CasePatchers> mine;
+        thread_local bool busy = false;
+        if (external == nullptr && !busy) {
+            if (!mine || !mine->serves(names, with_others, external, keep_programs))
+                mine.emplace(names, with_others, external, external_name, keep_programs);
+            set_ = &*mine;
+            busy_ = &busy;
+            busy = true;
+        } else {
+            set_ = &own_.emplace(names, with_others, external, external_name, keep_programs);
+        }
+    }
+    ~PatchersLease() {
+        if (busy_ != nullptr) *busy_ = false;
+    }
+    PatchersLease(const PatchersLease&) = delete;
+    PatchersLease& operator=(const PatchersLease&) = delete;
+    CasePatchers* operator->() const { return set_; }
+
+private:
+    std::optional<CasePatchers> own_;
+    CasePatchers* set_ = nullptr;
+    bool* busy_ = nullptr;
+};
+
 bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
     if (a.patches.size() != b.patches.size()) return false;
     for (size_t i = 0; i < a.patches.size(); ++i) {
@@ -291,23 +369,13 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         for (size_t i = 0; i < run.others_agree.size(); ++i)
             if (run.others_agree[i]) given_rewrites.push_back({arch.name, patcher_names[i + 1], run.rewritten});
     };
-    // One reference and one of each other patcher serve every profile (they keep only storage
-    // between batches). Every other patcher applies each batch too (to a copy) when an oracle reads
-    // their agreement: the per-batch ones, and exec, which then need not rewrite with them again.
-    auto reference = patch::make_patcher(patcher_names[0]);
-    PATCHFUZZ_CHECK(reference != nullptr, "runner given an unknown patcher (the CLI validates names)");
-    std::vector<std::unique_ptr<patch::Patcher>> other_patchers;
-    std::vector<std::pair<std::string, patch::Patcher*>> others;
-    if (per_batch || exec)
-        for (size_t i = 1; i < patcher_names.size(); ++i) {
-            other_patchers.push_back(patch::make_patcher(patcher_names[i]));
-            PATCHFUZZ_CHECK(other_patchers.back() != nullptr, "runner given an unknown patcher (the CLI validates names)");
-            others.emplace_back(patcher_names[i], other_patchers.back().get());
-        }
-    const size_t internal_others = others.size();  // the external plugin, if any, comes last
-    if (per_batch && cfg.external != nullptr) others.emplace_back(cfg.external_name, cfg.external);
-    RecordingPatcher recorder(*reference, others, smt_jump);
-    patch::Patcher& driver = per_batch || !others.empty() ? static_cast<patch::Patcher&>(recorder) : *reference;
+    // One reference and one of each other patcher serve every profile (and, kept per thread, every
+    // case). Every other patcher applies each batch too (to a copy) when an oracle reads their
+    // agreement: the per-batch ones, and exec, which then need not rewrite with them again.
+    PatchersLease patchers(patcher_names, per_batch || exec, per_batch ? cfg.external : nullptr, cfg.external_name, smt_jump);
+    const size_t internal_others = patchers->internal_others();
+    RecordingPatcher& recorder = patchers->recorder();
+    patch::Patcher& driver = per_batch || patchers->has_others() ? static_cast<patch::Patcher&>(recorder) : patchers->reference();
 
     for (size_t ai = 0; ai < cfg.arches.size(); ++ai) {
         const std::string& arch_name = cfg.arches[ai];

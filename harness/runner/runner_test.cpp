@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 #include <tuple>
 
 #include "gen/patch_batch_gen.hpp"
@@ -95,6 +96,40 @@ TEST(Runner, ExplicitBatchesTogetherJudgeAsEachAlone) {
 }
 
 TEST(Runner, ProfilesTogetherProveJumpsAsEachAlone) { expect_profiles_judged_alone_alike({"structural", "smt-jump"}, 30); }
+
+// A thread's patchers serve one case after another, keeping their storage: every case, whatever
+// ran before it on the thread and with whichever patchers and oracles, is judged exactly as on a
+// fresh thread, whose patchers are new.
+TEST(Runner, PatchersServingCaseAfterCaseJudgeAsNewOnes) {
+    auto everything = [](const CaseReport& r) {
+        std::vector<std::tuple<Key, std::string>> out;
+        for (const auto& v : r.verdicts) {
+            out.emplace_back(Key{v.arch, v.pass, v.patcher, static_cast<int>(v.verdict.outcome), v.verdict.oracle,
+                                 v.verdict.reason, v.verdict.divergence, v.verdict.patch_kind},
+                             v.verdict.counterexample);
+        }
+        return out;
+    };
+    // The configurations alternate, so that the thread's set must also be remade at the right times.
+    auto config_of = [](uint64_t seed) {
+        RunConfig cfg;
+        cfg.oracles = seed % 3 == 0 ? std::vector<std::string>{"structural", "smt-jump"} : std::vector<std::string>{"structural", "exec"};
+        if (seed % 4 == 1) cfg.patchers = {"batched", "incremental"};
+        if (seed % 5 == 2) cfg.patchers = {"incremental"};
+        return cfg;
+    };
+    uint32_t compared = 0;
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+        const Case c = make_case(seed, seed % 2 == 0);
+        const RunConfig cfg = config_of(seed);
+        const CaseReport reused = run_case(c, cfg);
+        CaseReport fresh;
+        std::thread([&] { fresh = run_case(c, cfg); }).join();
+        EXPECT_EQ(everything(reused), everything(fresh)) << "seed " << seed;
+        compared += !fresh.verdicts.empty();
+    }
+    EXPECT_GE(compared, 30u);
+}
 
 }  // namespace
 }  // namespace patchfuzz::harness
