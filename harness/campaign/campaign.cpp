@@ -248,7 +248,8 @@ public:
                 gen::BatchGenOptions bo;
                 // The -ERANGE paths need a patch of > 32767 insns: costly, so 1 case in 1024.
                 bo.overflow_pct = Rng(seed ^ 0x6f766572ULL).chance(1, 256) ? 100 : 0;
-                c.patches = {gen::generate_patch_batch(src, c.program, bo)};
+                // Moved in: a braced list would copy the batch, every patch's insns included.
+                c.patches.push_back(gen::generate_patch_batch(src, c.program, bo));
             }
         }
         c.seed = seed;
