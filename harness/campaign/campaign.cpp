@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -78,10 +79,16 @@ public:
     Aggregate(CampaignSummary& s, Clock::time_point t0) : s_(s), t0_(t0) {}
     void add(const CaseTally& t) {
         ++s_.cases;
-        s_.verdicts["pass"] += t.pass;
-        s_.verdicts["fail"] += t.fail;
-        s_.verdicts["unknown"] += t.unknown;
-        s_.verdicts["skip"] += t.skip;
+        if (verdict_counts_[0] == nullptr) {
+            // The summary's four counts, found once: a map's entries stay where they are, and the
+            // keys are made as strings (a lookup per case and key would make each anew).
+            static constexpr const char* kOutcomes[] = {"pass", "fail", "unknown", "skip"};
+            for (size_t i = 0; i < 4; ++i) verdict_counts_[i] = &s_.verdicts[kOutcomes[i]];
+        }
+        *verdict_counts_[0] += t.pass;
+        *verdict_counts_[1] += t.fail;
+        *verdict_counts_[2] += t.unknown;
+        *verdict_counts_[3] += t.skip;
         s_.insns += t.insns;
         for (const auto& x : t.triggers) ++s_.pass_triggers[x];
         for (const auto& r : t.unknown_reasons) ++s_.unknown_reasons[r];
@@ -152,6 +159,7 @@ private:
 
     CampaignSummary& s_;
     Clock::time_point t0_;
+    std::array<uint64_t*, 4> verdict_counts_{};  // s_.verdicts' pass, fail, unknown, skip (after the first case)
 };
 
 // What a campaign judges its cases with, and loads its known findings with: the configuration
