@@ -196,7 +196,21 @@ public:
             return;
         }
         auto it = std::upper_bound(li.begin(), li.end(), off, [](uint32_t o, const LineInfo& l) { return o < l.insn_off; });
-        for (; it != li.end(); ++it) it->insn_off = static_cast<uint32_t>(it->insn_off + delta);
+        shift_linfo(li, static_cast<size_t>(it - li.begin()), static_cast<uint32_t>(delta));
+    }
+
+    // insn_off += add (modulo 2^32) for li[from, end): line info is about as long as the code and
+    // every patch moves most of it, so four entries a step.
+    static void shift_linfo(std::vector<LineInfo>& li, size_t from, uint32_t add) {
+        LineInfo* l = li.data() + from;
+        LineInfo* const end = li.data() + li.size();
+        for (; end - l >= 4; l += 4) {
+            l[0].insn_off += add;
+            l[1].insn_off += add;
+            l[2].insn_off += add;
+            l[3].insn_off += add;
+        }
+        for (; l != end; ++l) l->insn_off += add;
     }
 
     // bpf_patch_insn_single(prog, off, patch, len); false = -ERANGE.
@@ -346,7 +360,7 @@ public:
             li[l_off + l_cnt].insn_off = off + cnt;  // first survivor inherits the last removed line
         }
         li.erase(li.begin() + static_cast<ptrdiff_t>(l_off), li.begin() + static_cast<ptrdiff_t>(l_off + l_cnt));
-        for (size_t k = l_off; k < li.size(); ++k) li[k].insn_off -= cnt;
+        shift_linfo(li, l_off, -cnt);
         for (auto& s : prog_.subprogs) {
             if (s.linfo_idx > l_off) {
                 if (s.linfo_idx >= l_off + l_cnt)
@@ -389,9 +403,9 @@ public:
 
     std::string& warn() { return warn_; }
 
-private:
     // adj_field(), the opcode table first: most insns are neither jumps nor ld_imm64.
     static Field disp_field(const isa::Insn& insn) { return kMayAdjust[insn.code] ? adj_field(insn) : Field::None; }
+private:
     // The list entry of the insn at i, whose field is f.
     Jumper jumper(uint32_t i, Field f) const {
         return Jumper{i, f, int64_t{i} + 1 + get_disp(prog_.insns[i], f)};
@@ -446,27 +460,36 @@ public:
                 }
                 return t + g;
             };
-            auto to_current = [&](std::vector<isa::Insn>& buf, size_t slots) {
-                for (size_t j = 0; j < slots; ++j) {
-                    const Field f = adj_field(buf[j]);
-                    if (f == Field::None) continue;
-                    const int64_t local = static_cast<int64_t>(j) + get_disp(buf[j], f) + 1;
-                    if (local >= 0) continue;  // internal, or forward (already current: common delta)
-                    const int64_t target = cur_of_orig(int64_t{p.pos} + local);
+            // Only a transfer to an insn before the patch (local index < 0) needs rewriting: the
+            // internal and forward ones are current already (common delta).
+            auto names_before = [](const isa::Insn& in, size_t j, Field f) {
+                return f != Field::None && static_cast<int64_t>(j) + get_disp(in, f) + 1 < 0;
+            };
+            auto to_current = [&](std::vector<isa::Insn>& buf) {
+                for (size_t j = 0; j < buf.size(); ++j) {
+                    const Field f = Env::disp_field(buf[j]);
+                    if (!names_before(buf[j], j, f)) continue;
+                    const int64_t target = cur_of_orig(int64_t{p.pos} + static_cast<int64_t>(j) + get_disp(buf[j], f) + 1);
                     set_disp(buf[j], f, target - (int64_t{cur} + static_cast<int64_t>(j)) - 1);
                 }
             };
             switch (p.kind) {
                 case PatchKind::Replace: {
-                    buf.assign(p.insns.begin(), p.insns.end());
-                    to_current(buf, buf.size());
+                    // Copied into buf (and rewritten) only when some slot names an insn before it.
+                    bool rewrite = false;
+                    for (size_t j = 0; j < p.insns.size() && !rewrite; ++j)
+                        rewrite = names_before(p.insns[j], j, Env::disp_field(p.insns[j]));
+                    if (rewrite) {
+                        buf.assign(p.insns.begin(), p.insns.end());
+                        to_current(buf);
+                    }
                     const uint32_t orig_idx = prog.aux[cur].orig_idx;
-                    if (!env.patch_insn_data(cur, buf)) return fail(p, orig_idx, env);
+                    if (!env.patch_insn_data(cur, rewrite ? buf : p.insns)) return fail(p, orig_idx, env);
                     break;
                 }
                 case PatchKind::InsertBefore: {
                     buf.assign(p.insns.begin(), p.insns.end());
-                    to_current(buf, buf.size());
+                    to_current(buf);
                     buf.push_back(prog.insns[cur]);  // the kernel copies the insn then at pos
                     const uint32_t orig_idx = prog.aux[cur].orig_idx;
                     if (!env.patch_insn_data(cur, buf)) return fail(p, orig_idx, env);
