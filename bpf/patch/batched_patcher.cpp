@@ -441,11 +441,21 @@ private:
         size_t lout = 0;
         size_t lip = 0;
         int64_t ladd = 0;
+        // Through a local pointer and length (the stores could otherwise make the compiler reload
+        // the vector's for every entry); until an entry is dropped the entries stay in place.
+        LineInfo* const lv = li.data();
+        const size_t ln = li.size();
         auto freeze_linfo = [&](auto pred) {
-            while (lip < li.size() && pred(int64_t{li[lip].insn_off})) {
-                const auto off = static_cast<uint32_t>(li[lip].insn_off + ladd);
-                li[lout] = li[lip++];
-                li[lout++].insn_off = off;
+            if (lout == lip) {
+                const auto add = static_cast<uint32_t>(ladd);
+                for (; lip < ln && pred(int64_t{lv[lip].insn_off}); ++lip) lv[lip].insn_off += add;
+                lout = lip;
+                return;
+            }
+            while (lip < ln && pred(int64_t{lv[lip].insn_off})) {
+                const auto off = static_cast<uint32_t>(lv[lip].insn_off + ladd);
+                lv[lout] = lv[lip++];
+                lv[lout++].insn_off = off;
             }
         };
 
