@@ -211,8 +211,18 @@ private:
 
     // Relocate one relative field whose displacement is re-derived from S. `owner` = patch that
     // contains the jumper (-1 unpatched): only InsertBefore walks after it can redirect it.
+    // In a batch without prologues that cannot fail (nearly every one), S alone gives it: that
+    // case is small enough to be inlined at every call, the rest is relocate_in_general().
     void relocate(std::vector<isa::Insn>& out, size_t idx, Field f, int64_t target_orig, int64_t owner, int64_t a,
                   int64_t j, int64_t d_first, bool d_first_is_final, int64_t s0) {
+        if (!any_ib_ && !check_erange_) [[likely]] {
+            set_disp(out[idx], f, smap(target_orig) - static_cast<int64_t>(idx) - 1);
+            return;
+        }
+        relocate_in_general(out, idx, f, target_orig, owner, a, j, d_first, d_first_is_final, s0);
+    }
+    void relocate_in_general(std::vector<isa::Insn>& out, size_t idx, Field f, int64_t target_orig, int64_t owner,
+                             int64_t a, int64_t j, int64_t d_first, bool d_first_is_final, int64_t s0) {
         isa::Insn& insn = out[idx];
         const int64_t pos = static_cast<int64_t>(idx);
         int64_t tgt = smap(target_orig);
