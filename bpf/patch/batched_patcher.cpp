@@ -211,8 +211,18 @@ private:
 
     // Relocate one relative field whose displacement is re-derived from S. `owner` = patch that
     // contains the jumper (-1 unpatched): only InsertBefore walks after it can redirect it.
+    // In a batch without prologues that cannot fail (nearly every one), S alone gives it: that
+    // case is small enough to be inlined at every call, the rest is relocate_in_general().
     void relocate(std::vector<isa::Insn>& out, size_t idx, Field f, int64_t target_orig, int64_t owner, int64_t a,
                   int64_t j, int64_t d_first, bool d_first_is_final, int64_t s0) {
+        if (!any_ib_ && !check_erange_) [[likely]] {
+            set_disp(out[idx], f, smap(target_orig) - static_cast<int64_t>(idx) - 1);
+            return;
+        }
+        relocate_in_general(out, idx, f, target_orig, owner, a, j, d_first, d_first_is_final, s0);
+    }
+    void relocate_in_general(std::vector<isa::Insn>& out, size_t idx, Field f, int64_t target_orig, int64_t owner,
+                             int64_t a, int64_t j, int64_t d_first, bool d_first_is_final, int64_t s0) {
         isa::Insn& insn = out[idx];
         const int64_t pos = static_cast<int64_t>(idx);
         int64_t tgt = smap(target_orig);
@@ -441,11 +451,21 @@ private:
         size_t lout = 0;
         size_t lip = 0;
         int64_t ladd = 0;
+        // Through a local pointer and length (the stores could otherwise make the compiler reload
+        // the vector's for every entry); until an entry is dropped the entries stay in place.
+        LineInfo* const lv = li.data();
+        const size_t ln = li.size();
         auto freeze_linfo = [&](auto pred) {
-            while (lip < li.size() && pred(int64_t{li[lip].insn_off})) {
-                const auto off = static_cast<uint32_t>(li[lip].insn_off + ladd);
-                li[lout] = li[lip++];
-                li[lout++].insn_off = off;
+            if (lout == lip) {
+                const auto add = static_cast<uint32_t>(ladd);
+                for (; lip < ln && pred(int64_t{lv[lip].insn_off}); ++lip) lv[lip].insn_off += add;
+                lout = lip;
+                return;
+            }
+            while (lip < ln && pred(int64_t{lv[lip].insn_off})) {
+                const auto off = static_cast<uint32_t>(lv[lip].insn_off + ladd);
+                lv[lout] = lv[lip++];
+                lv[lout++].insn_off = off;
             }
         };
 

@@ -32,10 +32,14 @@ namespace {
 constexpr int64_t kS16Max = 32767;
 
 // An insn a branch walk may change, with its field (no patch changes an insn's opcode or
-// src_reg in place: a patched insn leaves the list and its replacements enter it).
+// src_reg in place: a patched insn leaves the list and its replacements enter it) and the index
+// its displacement names. Every rule of the walks is a test on that target, so the indexed walk
+// tests the copy here instead of decoding the insn's field; it is kept in step with every write of
+// the field (the fields are written only with values that fit, so the two never disagree).
 struct Jumper {
     uint32_t idx;
     Field field;
+    int64_t target;  // idx + 1 + displacement
 };
 
 class Env {
@@ -56,23 +60,24 @@ public:
         const auto n = static_cast<uint32_t>(prog_.insns.size());
         for (uint32_t i = 0; i < n; ++i)
             if (kMayAdjust[insns[i].code]) [[unlikely]]
-                if (const Field f = adj_field(insns[i]); f != Field::None) jumpers_.push_back({i, f});
+                if (const Field f = adj_field(insns[i]); f != Field::None) jumpers_.push_back(jumper(i, f));
     }
 
-    // Calls visit(i, f) for every insn index a branch walk must consider, ascending, with f =
-    // adj_field() of the insn there, until it returns false; false if it did. Insns whose f is
-    // None are not visited.
+    // Calls visit(i, f, j) for every insn index a branch walk must consider, ascending, with f =
+    // adj_field() of the insn there and j its list entry (nullptr when walking every insn), until
+    // it returns false; false if it did. Insns whose f is None are not visited.
     template <typename Visit>
     bool walk(Visit&& visit) {
         if (indexed_) {
-            for (const Jumper& j : jumpers_)
-                if (!visit(static_cast<int64_t>(j.idx), j.field)) return false;
+            for (Jumper& j : jumpers_)
+                if (!visit(static_cast<int64_t>(j.idx), j.field, &j)) return false;
             return true;
         }
         const auto& insns = prog_.insns;
         const int64_t n = static_cast<int64_t>(insns.size());
         for (int64_t i = 0; i < n; ++i)
-            if (const Field f = disp_field(insns[static_cast<size_t>(i)]); f != Field::None && !visit(i, f)) return false;
+            if (const Field f = disp_field(insns[static_cast<size_t>(i)]); f != Field::None && !visit(i, f, nullptr))
+                return false;
         return true;
     }
 
@@ -101,12 +106,13 @@ public:
             // The old image: insns before `pos` at their index, those from end_old on at their
             // future one. The kernel jumps from `pos` to end_new / end_old; when `pos` was the last
             // insn it evaluates one stale slot past the old end (§2 step 3): we evaluate nothing there.
-            return walk([&](int64_t i, Field f) {
+            return walk([&](int64_t i, Field f, Jumper*) {
                 if (i < pos) return eval(insns[static_cast<size_t>(i)], f, i);
                 return i < end_old || eval(insns[static_cast<size_t>(i)], f, i + delta);
             });
         }
-        return walk([&](int64_t i, Field f) { return eval(insns[static_cast<size_t>(i)], f, i); });
+        // Only the walk over every insn comes here (no list to keep in step).
+        return walk([&](int64_t i, Field f, Jumper*) { return eval(insns[static_cast<size_t>(i)], f, i); });
     }
 
     // The non-probe bpf_adj_branches(prog, pos, end_old, end_new) just after insns [pos, end_old)
@@ -116,29 +122,33 @@ public:
     // the same insns in the same order as the kernel's walk, the same writes, the same first -ERANGE.
     bool adj_branches_after_replace(uint32_t pos, uint32_t end_old, uint32_t end_new) {
         if (!indexed_) return adj_branches(pos, end_old, end_new, false);
-        const uint32_t delta = end_new - end_old;  // modulo 2^32: a removal shifts down
+        const int64_t delta = int64_t{end_new} - int64_t{end_old};
         const size_t before = replace_in_list(pos, end_old - pos, end_new - pos);
         auto& insns = prog_.insns;
+        Jumper* const js = jumpers_.data();
         // Before the patch: a target at or past its old end moves with it.
         for (size_t k = 0; k < before; ++k) {
-            const Jumper& j = jumpers_[k];
-            isa::Insn& insn = insns[j.idx];
-            const int64_t d = get_disp(insn, j.field);
-            if (int64_t{j.idx} + d + 1 < int64_t{end_old}) continue;
-            const int64_t nd = d + static_cast<int32_t>(delta);
+            Jumper& j = js[k];
+            if (j.target < int64_t{end_old}) continue;
+            const int64_t nd = j.target + delta - j.idx - 1;
             if (!fits(j.field, nd)) return false;
-            set_disp(insn, j.field, nd);
+            set_disp(insns[j.idx], j.field, nd);
+            j.target += delta;
         }
-        // After the patch (at their new index now): a target before its new end stays.
-        for (size_t k = after_; k < jumpers_.size(); ++k) {
-            Jumper& j = jumpers_[k];
-            j.idx += delta;
-            isa::Insn& insn = insns[j.idx];
-            const int64_t d = get_disp(insn, j.field);
-            if (int64_t{j.idx} + d + 1 >= int64_t{end_new}) continue;
-            const int64_t nd = d - static_cast<int32_t>(delta);
+        // After the patch (at their new index now): a target before its new end stays (the
+        // kernel's test curr + d + 1 < end_new, with the displacement unchanged so far, is
+        // target < end_old); one past it moves with it, displacement unchanged.
+        const size_t n = jumpers_.size();
+        for (size_t k = after_; k < n; ++k) {
+            Jumper& j = js[k];
+            j.idx = static_cast<uint32_t>(j.idx + delta);
+            if (j.target >= int64_t{end_old}) {
+                j.target += delta;
+                continue;
+            }
+            const int64_t nd = j.target - j.idx - 1;
             if (!fits(j.field, nd)) return false;
-            set_disp(insn, j.field, nd);
+            set_disp(insns[j.idx], j.field, nd);
         }
         return true;
     }
@@ -151,17 +161,29 @@ public:
     // The list's entries for [off, off + old_cnt) replaced by those of the new insns at
     // [off, off + new_cnt); the entries after them are left at their old index, from after_ on.
     // Returns how many entries are before `off`.
+    // The patches of a batch come in ascending position, each one at or past the end of the insns
+    // the previous one wrote, so every entry before the previous call's after_ is before `off`:
+    // the search goes on from there (a few entries) instead of starting over.
     size_t replace_in_list(uint32_t off, uint32_t old_cnt, uint32_t new_cnt) {
-        const auto below = [](const Jumper& j, uint32_t i) { return j.idx < i; };
-        auto first = std::lower_bound(jumpers_.begin(), jumpers_.end(), off, below);
-        const auto before = static_cast<size_t>(first - jumpers_.begin());
-        auto last = std::lower_bound(first, jumpers_.end(), off + old_cnt, below);
-        first = jumpers_.erase(first, last);
+        const size_t n = jumpers_.size();
+        size_t first = after_;
+        while (first < n && jumpers_[first].idx < off) ++first;
+        size_t last = first;
+        while (last < n && jumpers_[last].idx < off + old_cnt) ++last;
         const auto& insns = prog_.insns;
+        fresh_.clear();
         for (uint32_t i = off; i < off + new_cnt; ++i)
-            if (const Field f = disp_field(insns[i]); f != Field::None) first = jumpers_.insert(first, Jumper{i, f}) + 1;
-        after_ = static_cast<size_t>(first - jumpers_.begin());
-        return before;
+            if (const Field f = disp_field(insns[i]); f != Field::None) fresh_.push_back(jumper(i, f));
+        // One splice: overwrite what fits in the old entries' slots, then drop or add the rest.
+        const size_t common = std::min(last - first, fresh_.size());
+        std::copy(fresh_.begin(), fresh_.begin() + static_cast<ptrdiff_t>(common), jumpers_.begin() + static_cast<ptrdiff_t>(first));
+        const auto at = jumpers_.begin() + static_cast<ptrdiff_t>(first + common);
+        if (fresh_.size() > common)
+            jumpers_.insert(at, fresh_.begin() + static_cast<ptrdiff_t>(common), fresh_.end());
+        else
+            jumpers_.erase(at, jumpers_.begin() + static_cast<ptrdiff_t>(last));
+        after_ = first + fresh_.size();
+        return first;
     }
 
     // bpf_adj_linfo(prog, off, delta)
@@ -174,7 +196,21 @@ public:
             return;
         }
         auto it = std::upper_bound(li.begin(), li.end(), off, [](uint32_t o, const LineInfo& l) { return o < l.insn_off; });
-        for (; it != li.end(); ++it) it->insn_off = static_cast<uint32_t>(it->insn_off + delta);
+        shift_linfo(li, static_cast<size_t>(it - li.begin()), static_cast<uint32_t>(delta));
+    }
+
+    // insn_off += add (modulo 2^32) for li[from, end): line info is about as long as the code and
+    // every patch moves most of it, so four entries a step.
+    static void shift_linfo(std::vector<LineInfo>& li, size_t from, uint32_t add) {
+        LineInfo* l = li.data() + from;
+        LineInfo* const end = li.data() + li.size();
+        for (; end - l >= 4; l += 4) {
+            l[0].insn_off += add;
+            l[1].insn_off += add;
+            l[2].insn_off += add;
+            l[3].insn_off += add;
+        }
+        for (; l != end; ++l) l->insn_off += add;
     }
 
     // bpf_patch_insn_single(prog, off, patch, len); false = -ERANGE.
@@ -201,21 +237,20 @@ public:
         return true;
     }
 
-    // adjust_insn_aux_data(env, new_prog, off, cnt)
+    // The vrealloc of env->insn_aux_data in bpf_patch_insn_data() (the old slots kept, a
+    // zero-filled tail; where the bytes live changes nothing modelled) and then
+    // adjust_insn_aux_data(env, new_prog, off, cnt), as one insertion: the tail moved by cnt - 1
+    // slots, the fresh slots filled. Cheaper than resizing first, which would construct the tail
+    // slots only to overwrite them.
     void adjust_insn_aux_data(uint32_t off, uint32_t cnt) {
         auto& aux = prog_.aux;
         const auto& insns = prog_.insns;
-        const bool old_seen = aux[off].seen;
         aux[off].zext_dst = isa::insn_has_def32(insns[off + cnt - 1]);
         if (cnt == 1) return;
-        const size_t prog_len = insns.size();
-        std::move_backward(aux.begin() + off, aux.begin() + static_cast<ptrdiff_t>(prog_len - cnt + 1),
-                           aux.begin() + static_cast<ptrdiff_t>(prog_len));
-        for (uint32_t i = off; i < off + cnt - 1; ++i) {
-            aux[i] = InsnAux{};
-            aux[i].seen = old_seen;
-            aux[i].zext_dst = isa::insn_has_def32(insns[i]);
-        }
+        InsnAux fresh{};
+        fresh.seen = aux[off].seen;
+        aux.insert(aux.begin() + off, cnt - 1, fresh);
+        for (uint32_t i = off; i < off + cnt - 1; ++i) aux[i].zext_dst = isa::insn_has_def32(insns[i]);
     }
 
     // adjust_subprog_starts(env, off, len): inclusive of the fake exit.
@@ -242,12 +277,12 @@ public:
     // bpf_patch_insn_data(env, off, patch, len); false = NULL (-ERANGE logged by the caller).
     bool patch_insn_data(uint32_t off, const std::vector<isa::Insn>& patch) {
         const uint32_t len = static_cast<uint32_t>(patch.size());
-        if (len > 1) {
-            // vrealloc of env->insn_aux_data: the old slots kept, a zero-filled tail (resize
-            // gives the same contents without a fresh allocation on every patch).
-            prog_.aux.resize(prog_.aux.size() + len - 1);
+        if (!patch_insn_single(off, patch)) {
+            // The aux array was grown before the failure (a zero-filled tail, see
+            // adjust_insn_aux_data()).
+            if (len > 1) prog_.aux.resize(prog_.aux.size() + len - 1);
+            return false;
         }
-        if (!patch_insn_single(off, patch)) return false;
         adjust_insn_aux_data(off, len);
         adjust_subprog_starts(off, len);
         adjust_insn_arrays(off, len);
@@ -260,7 +295,8 @@ public:
     void adjust_jmp_off(uint32_t tgt, uint32_t delta) {
         auto& insns = prog_.insns;
         // jmp_off_field() is a subset of adj_field(): the walk's list has every insn to consider.
-        walk([&](int64_t at, Field) {
+        // (Its field, when not None, is the one the list entry has.)
+        walk([&](int64_t at, Field, Jumper* j) {
             const auto i = static_cast<size_t>(at);
             if (tgt <= i && i < uint64_t{tgt} + delta) return true;
             const Field f = jmp_off_field(insns[i]);
@@ -273,6 +309,7 @@ public:
                 return false;
             }
             set_disp(insns[i], f, d + delta);
+            if (j != nullptr) j->target += delta;
             return true;
         });
     }
@@ -323,7 +360,7 @@ public:
             li[l_off + l_cnt].insn_off = off + cnt;  // first survivor inherits the last removed line
         }
         li.erase(li.begin() + static_cast<ptrdiff_t>(l_off), li.begin() + static_cast<ptrdiff_t>(l_off + l_cnt));
-        for (size_t k = l_off; k < li.size(); ++k) li[k].insn_off -= cnt;
+        shift_linfo(li, l_off, -cnt);
         for (auto& s : prog_.subprogs) {
             if (s.linfo_idx > l_off) {
                 if (s.linfo_idx >= l_off + l_cnt)
@@ -366,15 +403,20 @@ public:
 
     std::string& warn() { return warn_; }
 
-private:
     // adj_field(), the opcode table first: most insns are neither jumps nor ld_imm64.
     static Field disp_field(const isa::Insn& insn) { return kMayAdjust[insn.code] ? adj_field(insn) : Field::None; }
+private:
+    // The list entry of the insn at i, whose field is f.
+    Jumper jumper(uint32_t i, Field f) const {
+        return Jumper{i, f, int64_t{i} + 1 + get_disp(prog_.insns[i], f)};
+    }
 
     Program& prog_;
     const bool indexed_;
     bool linfo_sorted_ = true;
     std::vector<Jumper>& jumpers_;  // Indexed: ascending, every insn whose disp_field() is not None
     size_t after_ = 0;             // replace_in_list(): the first entry after the replaced insns
+    std::vector<Jumper> fresh_;    // replace_in_list(): the entries of the new insns
     std::string warn_;
 };
 
@@ -418,27 +460,36 @@ public:
                 }
                 return t + g;
             };
-            auto to_current = [&](std::vector<isa::Insn>& buf, size_t slots) {
-                for (size_t j = 0; j < slots; ++j) {
-                    const Field f = adj_field(buf[j]);
-                    if (f == Field::None) continue;
-                    const int64_t local = static_cast<int64_t>(j) + get_disp(buf[j], f) + 1;
-                    if (local >= 0) continue;  // internal, or forward (already current: common delta)
-                    const int64_t target = cur_of_orig(int64_t{p.pos} + local);
+            // Only a transfer to an insn before the patch (local index < 0) needs rewriting: the
+            // internal and forward ones are current already (common delta).
+            auto names_before = [](const isa::Insn& in, size_t j, Field f) {
+                return f != Field::None && static_cast<int64_t>(j) + get_disp(in, f) + 1 < 0;
+            };
+            auto to_current = [&](std::vector<isa::Insn>& buf) {
+                for (size_t j = 0; j < buf.size(); ++j) {
+                    const Field f = Env::disp_field(buf[j]);
+                    if (!names_before(buf[j], j, f)) continue;
+                    const int64_t target = cur_of_orig(int64_t{p.pos} + static_cast<int64_t>(j) + get_disp(buf[j], f) + 1);
                     set_disp(buf[j], f, target - (int64_t{cur} + static_cast<int64_t>(j)) - 1);
                 }
             };
             switch (p.kind) {
                 case PatchKind::Replace: {
-                    buf.assign(p.insns.begin(), p.insns.end());
-                    to_current(buf, buf.size());
+                    // Copied into buf (and rewritten) only when some slot names an insn before it.
+                    bool rewrite = false;
+                    for (size_t j = 0; j < p.insns.size() && !rewrite; ++j)
+                        rewrite = names_before(p.insns[j], j, Env::disp_field(p.insns[j]));
+                    if (rewrite) {
+                        buf.assign(p.insns.begin(), p.insns.end());
+                        to_current(buf);
+                    }
                     const uint32_t orig_idx = prog.aux[cur].orig_idx;
-                    if (!env.patch_insn_data(cur, buf)) return fail(p, orig_idx, env);
+                    if (!env.patch_insn_data(cur, rewrite ? buf : p.insns)) return fail(p, orig_idx, env);
                     break;
                 }
                 case PatchKind::InsertBefore: {
                     buf.assign(p.insns.begin(), p.insns.end());
-                    to_current(buf, buf.size());
+                    to_current(buf);
                     buf.push_back(prog.insns[cur]);  // the kernel copies the insn then at pos
                     const uint32_t orig_idx = prog.aux[cur].orig_idx;
                     if (!env.patch_insn_data(cur, buf)) return fail(p, orig_idx, env);

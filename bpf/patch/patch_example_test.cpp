@@ -149,6 +149,26 @@ TEST(WorkedExample, IndexMapOfSection63) {
     EXPECT_EQ(index_map(10, both()), (std::vector<uint32_t>{0, 1, 2, 6, 7, 10, 11, 12, 13, 14, 15}));
 }
 
+// The map's runs between patches (written four entries a step) against the formula of
+// index_map.hpp, S[k] = k + growth of the patches before k, at every length and position
+// around the step boundaries; the one removal aliases its slots to the insn after it.
+TEST(IndexMap, RunsMatchTheFormula) {
+    for (uint32_t len = 1; len <= 13; ++len)
+        for (uint32_t pos = 0; pos < len; ++pos)
+            for (uint32_t n : {1u, 2u, 6u}) {
+                PatchBatch b{{Patch{.pos = pos, .insns = std::vector<Insn>(n, exit_insn())}}};
+                std::vector<uint32_t> want;
+                for (uint32_t k = 0; k <= len; ++k) want.push_back(k > pos ? k + n - 1 : k);
+                EXPECT_EQ(index_map(len, b), want) << "len " << len << " pos " << pos << " n " << n;
+                if (pos + 1 < len) {  // then a removal of the insn after it
+                    b.patches.push_back(Patch{.kind = PatchKind::Remove, .pos = pos + 1, .count = 1});
+                    for (uint32_t k = pos + 2; k <= len; ++k) want[k] -= 1;
+                    want[pos + 1] = want[pos + 2];
+                    EXPECT_EQ(index_map(len, b), want) << "len " << len << " pos " << pos << " n " << n << " +remove";
+                }
+            }
+}
+
 TEST(WorkedExample, BothPatchersAgree) {
     Program a = example_program(), b = example_program();
     auto oa = make_patcher("incremental")->apply(a, both());

@@ -9,11 +9,13 @@
 namespace patchfuzz {
 
 bool operator==(const Program& a, const Program& b) {
-    // isa::same on every insn and == on every aux slot, as bytes (same_elements).
+    // isa::same on every insn and == on every aux slot, line info, func info and poke entry, as
+    // bytes (same_elements): the oracles compare after every batch, and line info is about as long
+    // as the code. SubprogInfo has padding, so it keeps its defaulted ==; so do the rare insn arrays.
     return same_elements(a.insns, b.insns) && same_elements(a.aux, b.aux) && a.name == b.name &&
            a.prog_type == b.prog_type && a.attach == b.attach && a.attach_btf_vlen == b.attach_btf_vlen &&
-           a.subprogs == b.subprogs &&
-           a.linfo == b.linfo && a.finfo == b.finfo && a.insn_arrays == b.insn_arrays && a.pokes == b.pokes &&
+           a.subprogs == b.subprogs && same_elements(a.linfo, b.linfo) && same_elements(a.finfo, b.finfo) &&
+           a.insn_arrays == b.insn_arrays && same_elements(a.pokes, b.pokes) &&
            a.kfuncs == b.kfuncs && a.maps == b.maps;
 }
 
