@@ -1131,11 +1131,9 @@ std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& sr
                 if (hash && (next() & 1)) continue;  // half of the small keys present
                 interp::MapEntry& e = entries.emplace_back();
                 e.key.resize(md.key_size);
-                // through a local pointer: a byte store through e.key[] could alias md and e.key's
-                // own bounds, which the loop would then reload for every byte
-                uint8_t* key = e.key.data();
-                const uint32_t low = std::min<uint32_t>(md.key_size, 4);
-                for (uint32_t b = 0; b < low; ++b) key[b] = static_cast<uint8_t>(k >> (8 * b));
+                // The key is k, little-endian, in its low 4 bytes (at most): k < 8, so all but its
+                // first byte are the zeros resize() wrote.
+                if (md.key_size > 0) e.key[0] = static_cast<uint8_t>(k);
                 e.value.resize(md.value_size);
                 Rng::fill_bytes(e.value, next);
             }
