@@ -327,16 +327,13 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
     // The tables node (tables_node()) joins every table entry, so G gotox insns and E entries
     // cost G + E reads rather than G x E; it is joined again whenever the sweep goes back up.
     //
-    // A gap is a 32-bit def whose register is live after it. Each visit of an insn tests that with
-    // the live_out it computes: the last visit of an insn comes after the last change of every
-    // successor (a change above it is swept before it; one at or below it sends the sweep back to
-    // it), so the last test is the final one.
+    // A gap is a 32-bit def whose register is live after it, read from the fixpoint once it is
+    // reached (testing at every visit cost a store per visit).
     //
-    // What the sweeps update, all zero at the start (nothing live, no gap, no early reader), apart
-    // from the decoded insns that they read, so that only the former is cleared (one small memset).
+    // What the sweep updates, all zero at the start (nothing live, no early reader), apart from
+    // the decoded insns that it reads, so that only the former is cleared (one small memset).
     struct Live {
         RegMask live_in;
-        RegMask gap;       // the 32-bit def's register bit once it is live after the def, else 0
         uint32_t resweep;  // 1 + the highest pc that reads live_in before this node is swept
     };
     const std::unique_ptr<Live[]> live = std::make_unique_for_overwrite<Live[]>(n + 3);
@@ -351,9 +348,8 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         // Only the first successor, a jump's, can be a back edge (at or below pc).
         if (d.succ[0] <= pc) live[d.succ[0]].resweep = std::max(live[d.succ[0]].resweep, pc + 1);
     }
-    // The tables node is joined before each sweep, so every gotox reads every entry early: an
-    // entry asks for a resweep from the highest gotox down. Only programs with insn arrays have
-    // entries.
+    // Every gotox reads every table entry through the tables node, so an entry's early readers
+    // reach up to the highest gotox. Only programs with insn arrays have entries.
     std::vector<uint32_t> table_targets;
     if (!prog.insn_arrays.empty()) {
         uint32_t gotox_top = 0;  // 1 + the highest gotox pc
@@ -369,7 +365,6 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         const Decoded& d = decoded[pc];
         Live& l = live[pc];
         const auto out = static_cast<RegMask>(live[d.succ[0]].live_in | live[d.succ[1]].live_in);
-        l.gap = static_cast<RegMask>(out & d.def32);
         const auto in = static_cast<RegMask>(d.read | (out & ~d.end));
         if (in == l.live_in) continue;
         l.live_in = in;
@@ -383,7 +378,9 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
     // The gaps that the verifier would mark: seen and unmarked defs (an ld_imm64's second slot is
     // no def of its own).
     for (uint32_t pc = 0; pc < n; ++pc) {
-        const RegMask gap = live[pc].gap;
+        const Decoded& d = decoded[pc];
+        if (d.def32 == 0) continue;
+        const auto gap = static_cast<RegMask>((live[d.succ[0]].live_in | live[d.succ[1]].live_in) & d.def32);
         if (gap != 0 && is_unmarked(prog, pc) && !is_second_slot(prog, pc)) on_gap(pc, std::countr_zero(static_cast<unsigned>(gap)));
     }
 }
