@@ -9,6 +9,7 @@
 #include "bpf/passes/zext_marks.hpp"
 #include "bpf/util/check.hpp"
 #include "bpf/util/rng.hpp"
+#include "gen/emitted.hpp"
 
 namespace patchfuzz::gen {
 namespace {
@@ -43,8 +44,8 @@ struct Fn {
     bool has_ctx = false;
     bool cb_ret_one = false;   // callback returns 1 (stops bpf_loop after one round)
     bool zext_all = false;     // every 32-bit def gets zext_dst, read as 64 bits or not (over-marking)
-    std::vector<Insn> code;
-    std::vector<InsnAux> aux;
+    Emitted<Insn> code;
+    Emitted<InsnAux> aux;
     std::vector<std::pair<uint32_t, uint32_t>> calls;  // (local insn, target fn): pseudo call / func
     struct Arr {
         uint32_t map;
@@ -57,11 +58,22 @@ struct Fn {
     std::vector<uint32_t> must_call, must_loop;
 };
 
-uint64_t mix(uint64_t x) {
+constexpr uint64_t mix(uint64_t x) {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
+}
+
+// The column of a line-info record: mix(i) % 80 of the insn's index in its function, from a table
+// for the indexes of usual functions (every other record would cost a mix()).
+uint32_t line_column(uint32_t i) {
+    static constexpr auto kColumns = [] {
+        std::array<uint8_t, 512> t{};
+        for (uint32_t k = 0; k < t.size(); ++k) t[k] = static_cast<uint8_t>(mix(k) % 80);
+        return t;
+    }();
+    return i < kColumns.size() ? kColumns[i] : static_cast<uint32_t>(mix(i) % 80);
 }
 
 bool def32(const Insn& in) {
@@ -79,13 +91,22 @@ public:
 private:
     // ---- emission ----
     uint32_t emit(Fn& f, Insn in) {
+        // function() reserves a function's limit: growing is rare, and a call from here only then,
+        // so that the usual emit saves no registers.
+        if (f.code.full() || f.aux.full()) [[unlikely]] return grow_and_emit(f, in);
         // Every insn gets one of three fresh aux records (the generator emits a hundred insns per
         // case): a copy of a constant is cheaper than building one field by field.
         static constexpr InsnAux kSeen{.seen = true}, kMarked{.seen = true, .zext_dst = true}, kUnseen{};
-        const auto at = static_cast<uint32_t>(f.code.size());
-        f.code.push_back(in);
-        f.aux.push_back(dead_ ? kUnseen : (f.zext_all && def32(in) ? kMarked : kSeen));
+        const auto at = f.code.size();
+        f.code.append(in);
+        f.aux.append(dead_ ? kUnseen : (f.zext_all && def32(in) ? kMarked : kSeen));
+        f.aux[at].orig_idx = at;  // the function's own index: finish() adds where the function starts
         return at;
+    }
+    [[gnu::noinline]] uint32_t grow_and_emit(Fn& f, Insn in) {
+        f.code.reserve(2 * f.code.size() + kMaxItem);
+        f.aux.reserve(2 * f.aux.size() + kMaxItem);
+        return emit(f, in);
     }
     uint32_t emit_ld64(Fn& f, uint8_t dst, uint8_t pseudo, int32_t lo, int32_t hi) {
         const uint32_t at = emit(f, isa::ldimm64_lo(dst, pseudo, lo));
@@ -1030,9 +1051,8 @@ void Builder::finish() {
     std::vector<uint32_t> start(fns_.size() + 1, 0);
     for (size_t g = 0; g < fns_.size(); ++g) start[g + 1] = start[g] + here(fns_[g]);
     const uint32_t total = start.back();
-    // main comes first: take its buffers instead of copying them (1M-insn programs)
-    p_.insns = std::move(fns_[0].code);
-    p_.aux = std::move(fns_[0].aux);
+    // Every function is copied, main too (the Emitted buffers are no vectors to move): a hundred
+    // insns' copy costs less than the growth checks emit() no longer inlines.
     p_.insns.reserve(total);
     p_.aux.reserve(total);
     const bool btf = s_.draw(0, 7, Tag::Misc) != 0;
@@ -1053,21 +1073,19 @@ void Builder::finish() {
         si.linfo_idx = static_cast<uint32_t>(p_.linfo.size());
         p_.subprogs.push_back(si);
         if (btf) p_.finfo.push_back(FuncInfo{.insn_off = base, .type_id = 100 + static_cast<uint32_t>(g)});
-        if (g > 0) {
-            p_.insns.insert(p_.insns.end(), f.code.begin(), f.code.end());
-            p_.aux.insert(p_.aux.end(), f.aux.begin(), f.aux.end());
-        }
+        p_.insns.insert(p_.insns.end(), f.code.begin(), f.code.end());
+        p_.aux.insert(p_.aux.end(), f.aux.begin(), f.aux.end());
         for (auto [at, tgt] : f.calls)
             p_.insns[base + at].imm = static_cast<int32_t>(start[tgt]) - static_cast<int32_t>(base + at) - 1;
         const uint32_t flen = start[g + 1] - base;
-        for (uint32_t i = 0; i < flen; ++i) {
-            p_.aux[base + i].orig_idx = base + i;
-            const bool second_slot = i > 0 && isa::is_ldimm64(p_.insns[base + i - 1]);
-            if (btf && !second_slot && (i == 0 || (mix(lseed + base + i) & 1023) < lper)) {
-                line += 1 + static_cast<uint32_t>(mix(lseed ^ (base + i)) % 3);
-                p_.linfo.push_back(LineInfo{.insn_off = base + i, .file_name_off = 1, .line_off = 10 + line,
-                                            .line_col = (line << 10) | static_cast<uint32_t>(mix(i) % 80)});
-            }
+        // Through a local pointer: p_.insns itself would be reloaded after every record pushed.
+        const Insn* const code = p_.insns.data() + base;
+        for (uint32_t i = 0; btf && i < flen; ++i) {
+            // a record at the function's first insn, and by chance at any other but a second slot
+            if (i > 0 && (isa::is_ldimm64(code[i - 1]) || (mix(lseed + base + i) & 1023) >= lper)) continue;
+            line += 1 + static_cast<uint32_t>(mix(lseed ^ (base + i)) % 3);
+            p_.linfo.push_back(LineInfo{.insn_off = base + i, .file_name_off = 1, .line_off = 10 + line,
+                                        .line_col = (line << 10) | line_column(i)});
         }
         for (auto& arr : f.arrays) {
             InsnArray ia;
@@ -1077,6 +1095,9 @@ void Builder::finish() {
         }
     }
     p_.subprogs.push_back(SubprogInfo{.start = total, .linfo_idx = static_cast<uint32_t>(p_.linfo.size())});
+    // Every insn's orig_idx is its index in its function until here (emit()), and main comes first.
+    InsnAux* const aux = p_.aux.data();
+    for (uint32_t i = start[1]; i < total; ++i) aux[i].orig_idx = i;
 }
 
 }  // namespace
@@ -1110,11 +1131,9 @@ std::vector<interp::ExecInput> make_inputs(const Program& prog, ChoiceSource& sr
                 if (hash && (next() & 1)) continue;  // half of the small keys present
                 interp::MapEntry& e = entries.emplace_back();
                 e.key.resize(md.key_size);
-                // through a local pointer: a byte store through e.key[] could alias md and e.key's
-                // own bounds, which the loop would then reload for every byte
-                uint8_t* key = e.key.data();
-                const uint32_t low = std::min<uint32_t>(md.key_size, 4);
-                for (uint32_t b = 0; b < low; ++b) key[b] = static_cast<uint8_t>(k >> (8 * b));
+                // The key is k, little-endian, in its low 4 bytes (at most): k < 8, so all but its
+                // first byte are the zeros resize() wrote.
+                if (md.key_size > 0) e.key[0] = static_cast<uint8_t>(k);
                 e.value.resize(md.value_size);
                 Rng::fill_bytes(e.value, next);
             }

@@ -133,6 +133,28 @@ TEST(ProgramGen, SizeKnobsAreHonoured) {
     }
 }
 
+// min_insns above max_insns pads main far past the room function() reserved for it, so that
+// emit() grows a function's buffers (gen/emitted.hpp) in the middle of it: every insn and aux
+// record must survive, in order.
+TEST(ProgramGen, FunctionsThatOutgrowTheirRoomKeepEveryInsn) {
+    GenOptions o;
+    o.min_insns = 3000;
+    o.max_insns = 64;
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+        RngSource src(seed);
+        const auto c = generate(src, o);
+        ASSERT_TRUE(check_shape(c.program).ok()) << "seed " << seed;
+        // main is padded to exactly min_insns with its epilogue: one insn more or less is one
+        // that growth lost or repeated
+        ASSERT_EQ(c.program.len(), o.min_insns) << "seed " << seed;
+        ASSERT_EQ(c.program.aux.size(), c.program.len());
+        for (uint32_t i = 0; i < c.program.len(); ++i) ASSERT_EQ(c.program.aux[i].orig_idx, i) << "seed " << seed;
+        // The padding ends main: its last two insns are the epilogue (r0 = var; exit).
+        const uint32_t main_end = c.program.subprogs.size() > 2 ? c.program.subprogs[1].start : c.program.len();
+        EXPECT_EQ(c.program.insns[main_end - 1].code, BPF_JMP | BPF_EXIT) << "seed " << seed;
+    }
+}
+
 TEST(ByteSource, EveryByteStringDecodesToAValidProgram) {
     Rng rng(7);
     GenOptions o = small_opts();

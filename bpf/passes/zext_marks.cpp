@@ -314,29 +314,26 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
     const uint32_t n = prog.len();
     // The fixpoint of
     //   live64_in(pc) = read64(pc) | (OR over successors s of live64_in(s)) & ~ends(pc),
-    // the registers some path from pc reads as 64 bits before redefining them, by sweeps from the
-    // last insn to the first, starting from nothing live. Most edges point forward, so a sweep
-    // reads values already final for this sweep; only a node that some node swept before it
-    // reads (a back-edge target, or a jump-table entry) can have been read stale. Such a node
-    // keeps the highest pc that reads it early (`resweep`, plus one), and a change at it asks for
-    // one more sweep from there down: every insn above reads only values that did not change, so
-    // a loop costs a second pass over the program up to its back edge, not over all of it.
+    // the registers some path from pc reads as 64 bits before redefining them, by one sweep from
+    // the last insn to the first, starting from nothing live. Most edges point forward, so the
+    // sweep reads values already final; only a node that some node above it reads (a back-edge
+    // target, or a jump-table entry) can have been read stale. Such a node keeps the highest pc
+    // that reads it early (`resweep`, plus one), and a change at it sends the sweep back up to
+    // there: every insn above reads only values that did not change. So a loop is swept again
+    // until its head is stable before the sweep goes on below it, and the insns below it are
+    // visited once, with the loop's final values. (Sweeping on to pc 0 and then starting again
+    // from the highest reader of a changed node visited every insn below a loop once more per
+    // round: 1.7 visits per insn of a generated program against 1.25.)
     // The tables node (tables_node()) joins every table entry, so G gotox insns and E entries
-    // cost G + E reads rather than G x E.
-    // (Ending a later sweep below the back-edge target once its changes are no longer read saved
-    // half of the later sweeps' visits, but the lowest reader that it needs of every node cost
-    // more than that in the decoding loop.)
+    // cost G + E reads rather than G x E; it is joined again whenever the sweep goes back up.
     //
-    // A gap is a 32-bit def whose register is live after it. Each visit of an insn tests that with
-    // the live_out it computes: the last visit of an insn comes after the last change of every
-    // successor (a change above it is swept before it; one at or below it asks for a sweep that
-    // reaches it again), so the last test is the final one.
+    // A gap is a 32-bit def whose register is live after it, read from the fixpoint once it is
+    // reached (testing at every visit cost a store per visit).
     //
-    // What the sweeps update, all zero at the start (nothing live, no gap, no early reader), apart
-    // from the decoded insns that they read, so that only the former is cleared (one small memset).
+    // What the sweep updates, all zero at the start (nothing live, no early reader), apart from
+    // the decoded insns that it reads, so that only the former is cleared (one small memset).
     struct Live {
         RegMask live_in;
-        RegMask gap;       // the 32-bit def's register bit once it is live after the def, else 0
         uint32_t resweep;  // 1 + the highest pc that reads live_in before this node is swept
     };
     const std::unique_ptr<Live[]> live = std::make_unique_for_overwrite<Live[]>(n + 3);
@@ -351,41 +348,39 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         // Only the first successor, a jump's, can be a back edge (at or below pc).
         if (d.succ[0] <= pc) live[d.succ[0]].resweep = std::max(live[d.succ[0]].resweep, pc + 1);
     }
-    // The tables node is joined before each sweep, so every gotox reads every entry early: an
-    // entry asks for a resweep from the highest gotox down. Only programs with insn arrays have
-    // entries.
+    // Every gotox reads every table entry through the tables node, so an entry's early readers
+    // reach up to the highest gotox. Only programs with insn arrays have entries.
     std::vector<uint32_t> table_targets;
     if (!prog.insn_arrays.empty()) {
         uint32_t gotox_top = 0;  // 1 + the highest gotox pc
         for (uint32_t pc = n; pc-- > 0 && !gotox_top;)
             if (decoded[pc].succ[0] == tables_node(n)) gotox_top = pc + 1;
         if (gotox_top) append_jump_table_targets(prog, table_targets);
-        for (const uint32_t t : table_targets) live[t].resweep = std::max(live[t].resweep, gotox_top);
+        for (const uint32_t t : table_targets) live[t].resweep = std::max({live[t].resweep, gotox_top, t + 1});
     }
-    // The first sweep covers every insn; every later one the insns below the highest early reader
-    // of a node that changed.
+    // The sweep (see above). A table entry's change sends it back to at least the entry itself,
+    // so that the tables node is joined again before any gotox below reads it.
     const uint32_t tables = tables_node(n);
-    for (uint32_t top = n; top > 0;) {  // a sweep: pcs top - 1 down to 0
-        RegMask joined = 0;
-        for (const uint32_t t : table_targets) joined |= live[t].live_in;
-        live[tables].live_in = joined;
-        uint32_t next_top = 0;
-        for (uint32_t pc = top; pc-- > 0;) {
-            const Decoded& d = decoded[pc];
-            Live& l = live[pc];
-            const auto out = static_cast<RegMask>(live[d.succ[0]].live_in | live[d.succ[1]].live_in);
-            l.gap = static_cast<RegMask>(out & d.def32);
-            const auto in = static_cast<RegMask>(d.read | (out & ~d.end));
-            if (in == l.live_in) continue;
-            l.live_in = in;
-            next_top = std::max(next_top, l.resweep);
+    for (uint32_t pc = n; pc-- > 0;) {
+        const Decoded& d = decoded[pc];
+        Live& l = live[pc];
+        const auto out = static_cast<RegMask>(live[d.succ[0]].live_in | live[d.succ[1]].live_in);
+        const auto in = static_cast<RegMask>(d.read | (out & ~d.end));
+        if (in == l.live_in) continue;
+        l.live_in = in;
+        if (l.resweep > pc) [[unlikely]] {
+            RegMask joined = 0;
+            for (const uint32_t t : table_targets) joined |= live[t].live_in;
+            live[tables].live_in = joined;
+            pc = l.resweep;
         }
-        top = next_top;
     }
     // The gaps that the verifier would mark: seen and unmarked defs (an ld_imm64's second slot is
     // no def of its own).
     for (uint32_t pc = 0; pc < n; ++pc) {
-        const RegMask gap = live[pc].gap;
+        const Decoded& d = decoded[pc];
+        if (d.def32 == 0) continue;
+        const auto gap = static_cast<RegMask>((live[d.succ[0]].live_in | live[d.succ[1]].live_in) & d.def32);
         if (gap != 0 && is_unmarked(prog, pc) && !is_second_slot(prog, pc)) on_gap(pc, std::countr_zero(static_cast<unsigned>(gap)));
     }
 }
