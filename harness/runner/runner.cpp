@@ -182,6 +182,19 @@ private:
     bool* busy_ = nullptr;
 };
 
+// A copy of `p` for the passes to rewrite, with room in its code and aux arrays for what they
+// usually add. The incremental patcher makes room for a batch's growth up front, and a copy with
+// none would have both arrays moved on the first batch that grows (InsnAux element by element:
+// std::vector cannot move a type with default member initializers as bytes).
+Program copy_to_rewrite(const Program& p) {
+    Program q;
+    const size_t room = p.insns.size() + p.insns.size() / 2 + 64;
+    q.insns.reserve(room);
+    q.aux.reserve(room);
+    q = p;  // a copy assignment keeps the capacity
+    return q;
+}
+
 bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
     if (a.patches.size() != b.patches.size()) return false;
     for (size_t i = 0; i < a.patches.size(); ++i) {
@@ -420,9 +433,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         recorder.record_into(batches);
         // The last profile takes the shared program itself: no later one starts from it.
         const bool last_arch = ai + 1 == cfg.arches.size();
-        Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(c.program)
+        Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(copy_to_rewrite(c.program))
                              : last_arch     ? rewritten_per_arch.emplace_back(std::move(*base->after_prefix))
-                                             : rewritten_per_arch.emplace_back(*base->after_prefix);
+                                             : rewritten_per_arch.emplace_back(copy_to_rewrite(*base->after_prefix));
         // Only worth a copy when a later profile may start from it.
         const bool keep_prefix = base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
         patch::PatchOutcome final_outcome;
@@ -438,7 +451,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             for (size_t pi = base != nullptr ? prefix_passes : 0; pi < explicit_slot; ++pi) {
                 const std::string_view name = slot_names[pi];
                 if (pi == prefix_passes && keep_prefix) {
-                    run.after_prefix = rewritten;
+                    run.after_prefix = copy_to_rewrite(rewritten);
                     run.prefix_batches = static_cast<uint32_t>(batches.size());
                     run.prefix_triggers = run.triggers;
                 }
