@@ -182,18 +182,40 @@ private:
     bool* busy_ = nullptr;
 };
 
-// A copy of `p` for the passes to rewrite, with room in its code and aux arrays for what they
-// usually add. The incremental patcher makes room for a batch's growth up front, and a copy with
-// none would have both arrays moved on the first batch that grows (InsnAux element by element:
-// std::vector cannot move a type with default member initializers as bytes).
-Program copy_to_rewrite(const Program& p) {
-    Program q;
-    const size_t room = p.insns.size() + p.insns.size() / 2 + 64;
-    q.insns.reserve(room);
-    q.aux.reserve(room);
-    q = p;  // a copy assignment keeps the capacity
-    return q;
-}
+// The programs a thread's cases rewrite, kept from one case to the next: a copy assigned into one
+// reuses its arrays, and an InsnAux array already as long as the copy is overwritten as bytes
+// (std::vector constructs new elements one by one: InsnAux has default member initializers).
+// `copy_to_rewrite` also leaves room for what the passes usually add: the incremental patcher makes
+// room for a batch's growth up front, and an array without it would move on the first batch that
+// grows.
+class RewritePrograms {
+public:
+    static Program copy_to_rewrite(const Program& p) {
+        std::vector<Program>& spare = pool();
+        Program q;
+        if (!spare.empty()) {
+            q = std::move(spare.back());
+            spare.pop_back();
+        }
+        const size_t room = p.insns.size() + p.insns.size() / 2 + 64;
+        q.insns.reserve(room);
+        q.aux.reserve(room);
+        q = p;  // a copy assignment keeps the capacity
+        return q;
+    }
+    // Programs a case is done with, for the next cases' copies.
+    static void give_back(Program&& p) {
+        std::vector<Program>& spare = pool();
+        if (spare.size() < kKept) spare.push_back(std::move(p));
+    }
+
+private:
+    static constexpr size_t kKept = 4;  // a case rewrites at most one program per profile, and keeps one more
+    static std::vector<Program>& pool() {
+        thread_local std::vector<Program> spare;
+        return spare;
+    }
+};
 
 bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
     if (a.patches.size() != b.patches.size()) return false;
@@ -433,9 +455,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         recorder.record_into(batches);
         // The last profile takes the shared program itself: no later one starts from it.
         const bool last_arch = ai + 1 == cfg.arches.size();
-        Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(copy_to_rewrite(c.program))
+        Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(c.program))
                              : last_arch     ? rewritten_per_arch.emplace_back(std::move(*base->after_prefix))
-                                             : rewritten_per_arch.emplace_back(copy_to_rewrite(*base->after_prefix));
+                                             : rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(*base->after_prefix));
         // Only worth a copy when a later profile may start from it.
         const bool keep_prefix = base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
         patch::PatchOutcome final_outcome;
@@ -451,7 +473,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             for (size_t pi = base != nullptr ? prefix_passes : 0; pi < explicit_slot; ++pi) {
                 const std::string_view name = slot_names[pi];
                 if (pi == prefix_passes && keep_prefix) {
-                    run.after_prefix = copy_to_rewrite(rewritten);
+                    run.after_prefix = RewritePrograms::copy_to_rewrite(rewritten);
                     run.prefix_batches = static_cast<uint32_t>(batches.size());
                     run.prefix_triggers = run.triggers;
                 }
@@ -552,6 +574,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             for (const auto& a : eo.archs) arch += (arch.empty() ? "" : ",") + std::string(a.name);
         add(std::move(v), arch, "", "");
     }
+    for (Program& p : rewritten_per_arch) RewritePrograms::give_back(std::move(p));
+    for (ArchRun& r : arch_runs)
+        if (r.after_prefix) RewritePrograms::give_back(std::move(*r.after_prefix));
     return report;
 }
 
