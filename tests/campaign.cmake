@@ -10,3 +10,11 @@ add_test(NAME fuzz_new_finding_is_reported_in_full
    v=$(ls '${CAMPAIGN_OUT}'/findings/*/verdict.txt | head -n 1) && test -n \"$v\" && \
    grep -q 'input: ' \"$v\" && grep -q 'reference trace (last' \"$v\" && grep -q 'rewritten trace (last' \"$v\" && \
    ! grep -q 'traces not made' \"$v\"")
+
+# ci/throughput (issue 7's throughput bars) runs each configuration and reports every figure with its
+# rounds, median and best. Only the report's shape is checked here: timing is the script's business.
+add_test(NAME throughput_reports_each_bar
+         COMMAND sh -c "'${PATCHFUZZ_SOURCE_ROOT}/ci/throughput' --binary '$<TARGET_FILE:patchfuzz>' --seconds 1 --rounds 1 --json | \
+   python3 -c 'import json,sys; d=json.load(sys.stdin); f=d[\"figures\"]; \
+assert len(f) == (3 if d[\"cores\"] > 1 else 2), f; \
+assert all(len(x[\"rounds\"]) == 1 and x[\"median\"] > 0 and x[\"best\"] >= x[\"median\"] for x in f), f'")
