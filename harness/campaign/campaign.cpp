@@ -202,6 +202,7 @@ public:
             }
         }
         bool new_feature = false;
+        t.triggers.reserve(report.pass_triggers.size());
         for (const auto& [pass, n] : report.pass_triggers) {
             if (n == 0) continue;
             t.triggers.emplace_back(pass);

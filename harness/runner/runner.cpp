@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -277,6 +276,7 @@ struct Triggers {
             if (other.ran[i]) add(i, other.patches[i]);
     }
     void add_to(std::vector<PassTrigger>& out) const {
+        out.reserve(out.size() + kSlots);  // one allocation, not one per doubling
         for (size_t i = 0; i < kSlots; ++i)
             if (ran[i]) out.push_back({trigger_names()[i], patches[i]});
     }
@@ -358,14 +358,18 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     const size_t explicit_slot = slot_names.size() - 1;
     Triggers case_triggers;  // every profile's, for report.pass_triggers
     const bool structural = wants(cfg, "structural"), smt_jump = wants(cfg, "smt-jump"), exec = wants(cfg, "exec");
-    std::deque<std::vector<RecordedBatch>> batches_per_arch;  // stable addresses for `memo`
+    // One entry per profile at most: room for all of them first keeps their addresses stable
+    // (`memo` points into the batch lists, `given_rewrites` at the programs).
+    std::vector<std::vector<RecordedBatch>> batches_per_arch;
+    batches_per_arch.reserve(cfg.arches.size());
     std::vector<BatchVerdicts> memo;
     std::vector<ArchProfile> exec_arches;  // profiles whose rewrite succeeded, for the exec oracle
     // Rewrites the exec oracle need not make again: the reference's whole rewrite per profile, and
     // another patcher's when each of its batches gave the reference's very program and outcome
     // (the passes are deterministic functions of the program, so its whole rewrite is the same).
     const bool per_batch = structural || smt_jump;
-    std::deque<Program> rewritten_per_arch;  // stable addresses for `given_rewrites`
+    std::vector<Program> rewritten_per_arch;
+    rewritten_per_arch.reserve(cfg.arches.size());
     std::vector<oracles::exec::GivenRewrite> given_rewrites;
     given_rewrites.reserve(cfg.arches.size() * patcher_names.size());
     exec_arches.reserve(cfg.arches.size());
@@ -451,6 +455,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             run.triggers = base->prefix_triggers;
         }
 
+        PATCHFUZZ_CHECK(batches_per_arch.size() < batches_per_arch.capacity() && rewritten_per_arch.size() < rewritten_per_arch.capacity(),
+                        "runner: one batch list and one rewrite per profile (their addresses must not move)");
         std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
         recorder.record_into(batches);
         // The last profile takes the shared program itself: no later one starts from it.
