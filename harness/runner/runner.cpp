@@ -458,6 +458,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         PATCHFUZZ_CHECK(batches_per_arch.size() < batches_per_arch.capacity() && rewritten_per_arch.size() < rewritten_per_arch.capacity(),
                         "runner: one batch list and one rewrite per profile (their addresses must not move)");
         std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
+        batches.reserve(8);  // the passes emit a few batches per profile: one allocation for them
         recorder.record_into(batches);
         // The last profile takes the shared program itself: no later one starts from it.
         const bool last_arch = ai + 1 == cfg.arches.size();
