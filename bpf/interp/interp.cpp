@@ -217,6 +217,12 @@ struct SetupImage {
     std::vector<MapShape> map_shapes;
     Memory::Image memory;
     std::vector<MapModel::State> maps;
+    // MapModel::content_digest() of each map as set up, noted by the first run that ended with
+    // its maps unchanged (Machine::record_map_digests), for the runs after it that leave them
+    // unchanged too: most runs change no map, and each run digested every map. An insn array's
+    // entry is not used: its contents are the program's (Machine::setup).
+    bool digests_saved = false;
+    std::vector<uint64_t> map_digests;
 
     [[nodiscard]] bool fits(const Program& p, uint32_t p_ctx_base) const {
         if (!saved || p_ctx_base != ctx_base || (ctx_base != 0 && tracing_nr_args(p) != nr_args) || p.maps.size() != map_shapes.size())
@@ -234,6 +240,7 @@ struct SetupImage {
         maps.resize(models.size());
         for (size_t i = 0; i < models.size(); ++i) maps[i] = models[i].state();
         saved = true;
+        digests_saved = false;
     }
 };
 
@@ -281,6 +288,7 @@ private:
     // setup
     bool setup();
     bool build_setup();
+    void record_map_digests();
     template <bool kCost, bool kTrace, bool kZextMarks>
     void loop();
     void charge(const DInsn& d, uint32_t pc);
@@ -361,6 +369,9 @@ private:
     uint32_t depth_ = 0;
     uint32_t tail_calls_ = 0;
     uint32_t jump_to_ = kNoPc;  // set by bpf_loop: continue at the callback
+    // A map helper changed a map's elements (update, delete): the maps may differ from their
+    // set-up even where no write reached their memory through translate() (Memory::watch).
+    bool maps_updated_ = false;
     uint64_t clock_calls_ = 0;
     uint64_t timed_refreshes_ = 0;
     Rng prandom_;
@@ -382,7 +393,12 @@ bool Machine::setup() {
         for (size_t i = 0; i < prog_.maps.size(); ++i) maps_.emplace_back(prog_.maps[i], mem_, image_->maps[i]);
     } else {
         if (!build_setup()) return false;
-        if (image_ != nullptr) image_->save(prog_, ctx_base_, mem_, maps_);
+        if (image_ != nullptr) {
+            // The maps' memory is watched from here on (record_map_digests), and so from the
+            // start of every run that restores this set-up: the regions are saved watched.
+            mem_.watch(kFirstMapRegion);
+            image_->save(prog_, ctx_base_, mem_, maps_);
+        }
     }
     // Instruction arrays: each entry's value is the code address of its (xlated) insn, what
     // gotox jumps through. Per program (a rewrite moves insns), so not part of a saved set-up.
@@ -1343,9 +1359,11 @@ bool Machine::call_helper_any(uint32_t pc, int32_t id) {
                         fault(pc, "bpf_map_update_elem: value pointer " + hex(a3) + " is not readable");
                         return false;
                     }
+                    maps_updated_ = true;
                     ret = static_cast<uint64_t>(m->update(key, val, a4));
                     effects_.add("map_update(map ", uint64_t{mi}, ", flags ", Hex{a4}, ") = ", static_cast<int64_t>(ret));
                 } else {
+                    maps_updated_ = true;
                     ret = static_cast<uint64_t>(m->remove(key));
                     effects_.add("map_delete(map ", uint64_t{mi}, ") = ", static_cast<int64_t>(ret));
                 }
@@ -1972,6 +1990,24 @@ void copy_bytes(std::vector<uint8_t>& out, const uint8_t* p, size_t n) {
     }
 }
 
+// res_.map_digests. Maps the run left as set up (no map helper changed one, no write reached
+// their memory) have the digests of the set-up: taken from the saved set-up when a run before
+// noted them there, else computed and noted.
+void Machine::record_map_digests() {
+    res_.map_digests.reserve(maps_.size());
+    const bool as_set_up = image_ != nullptr && !maps_updated_ && !mem_.watched_written();
+    const bool noted = as_set_up && image_->digests_saved;
+    for (size_t i = 0; i < maps_.size(); ++i) {
+        MapModel& m = maps_[i];
+        const bool program_own = m.kind() == MapModel::Kind::InsnArray;  // (not part of the set-up)
+        res_.map_digests.push_back(noted && !program_own ? image_->map_digests[i] : m.content_digest());
+    }
+    if (as_set_up && !noted) {
+        image_->map_digests = res_.map_digests;
+        image_->digests_saved = true;
+    }
+}
+
 void Machine::run() {
     hi_keep_ = arch_.alu32_no_implicit_zext ? kHi : 0;
     budget_ = opts_.step_budget ? opts_.step_budget : in_.step_budget;
@@ -2005,8 +2041,7 @@ void Machine::run() {
     copy_bytes(res_.packet, mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).size);
     if (opts_.collect_maps)
         for (MapModel& m : maps_) res_.maps.push_back(m.entries());
-    res_.map_digests.reserve(maps_.size());
-    for (MapModel& m : maps_) res_.map_digests.push_back(m.content_digest());
+    record_map_digests();
     if (cost_) res_.cycles = cost_->cycles();
     if (!ring_.empty()) {
         size_t n = std::min(ring_pos_, ring_.size());
