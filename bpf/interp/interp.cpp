@@ -338,6 +338,9 @@ private:
     bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
     bool no_such_map(uint64_t index, std::string& why) const;
 
+    // First: its address is the Machine's, which the memory accesses of loop() pass to the slow
+    // paths of Memory::translate() without computing it.
+    Memory mem_;
     const Program& prog_;
     const ExecInput& in_;
     SetupImage* const image_;
@@ -352,7 +355,6 @@ private:
     const size_t code_size_;
     const std::vector<std::string>& invalid_;
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
-    Memory mem_;
     std::vector<MapModel> maps_;  // reserved for all maps at once: models never move
     // The storage of maps_, kept per thread from one run to the next (most runs have maps: a
     // vector of their own was an allocation per run). A run that finds it taken (a run inside a
@@ -1754,7 +1756,7 @@ L_JA:
     L_##OP: {                                                                                     \
         const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
-        const uint8_t* p = mem_.translate(ad, SZ, false);                                         \
+        const uint8_t* p = mem_.translate_access(ad, SZ, false);                                  \
         if (!p) {                                                                                 \
             uint64_t sv = 0;                                                                      \
             if (!special_load(ad, SZ, sv)) PF_FAULT("invalid read of " #SZ " bytes at " + hex(ad)); \
@@ -1777,7 +1779,7 @@ L_LDX_PROBE: {
     const DInsn& d = *ip;
     const uint32_t sz = d.aux & 0xf;
     const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-    const uint8_t* p = mem_.translate(ad, sz, false);
+    const uint8_t* p = mem_.translate_access(ad, sz, false);
     uint64_t v = p ? load_le(p, sz) : 0;
     if ((d.aux & 0x80) && sz < 8) {
         const int sh = 64 - 8 * static_cast<int>(sz);
@@ -1790,7 +1792,7 @@ L_LDX_PROBE: {
     L_##OP: {                                                                                     \
         const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
-        uint8_t* p = mem_.translate(ad, SZ, true);                                                \
+        uint8_t* p = mem_.translate_access(ad, SZ, true);                                         \
         if (!p) PF_FAULT("invalid write of " #SZ " bytes at " + hex(ad));                         \
         store_le(p, SZ, VAL);                                                                     \
         PF_NEXT();                                                                                \
@@ -1815,12 +1817,12 @@ L_ATOMIC: {
         // load-acquire: dst = *(src + off); the address comes from src, and dst is
         // only written (it may hold anything, even a non-pointer).
         const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-        const uint8_t* q = mem_.translate(a2, sz, false);
+        const uint8_t* q = mem_.translate_access(a2, sz, false);
         if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
         r[d.dst] = load_le(q, sz);
         PF_NEXT();
     }
-    uint8_t* p = mem_.translate(ad, sz, true);
+    uint8_t* p = mem_.translate_access(ad, sz, true);
     if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
     const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
     const uint64_t old = load_le(p, sz);

@@ -108,18 +108,11 @@ public:
         return kRegionBase + (static_cast<uint64_t>(region) << 32) + off;
     }
     // Host pointer for [addr, addr+size), or nullptr when the access leaves every region.
-    uint8_t* translate(uint64_t a, uint32_t size, bool write) {
-        uint64_t d = a - kRegionBase;
-        uint64_t r = d >> 32;
-        if (r >= count_) return nullptr;
-        const Region& reg = regions_[r];
-        uint64_t off = static_cast<uint32_t>(d);
-        if (off + size > reg.size) [[unlikely]]
-            return translate_lazy(static_cast<uint32_t>(r), off, size, write);
-        if (write && !reg.writable) [[unlikely]]
-            return translate_watched(static_cast<uint32_t>(r), off);
-        return reg.data + off;
-    }
+    uint8_t* translate(uint64_t a, uint32_t size, bool write) { return translate_in<false>(a, size, write); }
+    // translate() of an access of one byte or more (what every insn makes). A region such an
+    // access fits in has storage, so success is never a null pointer: the compiler is told, so
+    // that an insn's test of the result, inlined, is left with the failures to test.
+    uint8_t* translate_access(uint64_t a, uint32_t size, bool write) { return translate_in<true>(a, size, write); }
     // Every writable region from `first` on is watched from now on: watched_written() tells
     // whether a write through translate() reached one of them since. Writes made otherwise (the
     // map models write their memory directly) are not seen. Costs nothing per access: a watched
@@ -309,6 +302,23 @@ private:
         if (off + size > reg.size) return nullptr;
         if (write && !reg.writable) return translate_watched(r, off);
         return reg.data + off;
+    }
+    template <bool kSomeBytes>
+    uint8_t* translate_in(uint64_t a, uint32_t size, bool write) {
+        uint64_t d = a - kRegionBase;
+        uint64_t r = d >> 32;
+        if (r >= count_) return nullptr;
+        const Region& reg = regions_[r];
+        uint64_t off = static_cast<uint32_t>(d);
+        if (off + size > reg.size) [[unlikely]]
+            return translate_lazy(static_cast<uint32_t>(r), off, size, write);
+        if (write && !reg.writable) [[unlikely]]
+            return translate_watched(static_cast<uint32_t>(r), off);
+        uint8_t* const p = reg.data + off;
+        // (size >= 1 fits: the region's size is not 0, and only a lazy region has no storage.)
+        if constexpr (kSomeBytes)
+            if (p == nullptr) __builtin_unreachable();
+        return p;
     }
     // translate() of a write to a region that is not writable: nullptr, unless the region is
     // watched and this is its first write, which is noted and makes it writable.
