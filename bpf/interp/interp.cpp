@@ -336,6 +336,15 @@ private:
     enum class SkbLoad : uint8_t { Ok, OutOfPacket, NotSkb };
     SkbLoad skb_load(uint64_t skb, int32_t offset, uint32_t size, uint64_t& value);
     bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
+    // map_ldimm64() of the common forms, inline in loop(): the map (MAP_FD, MAP_IDX) or a value of
+    // an array (MAP_VALUE, MAP_IDX_VALUE); 0 for any other (a map pointer is never 0).
+    uint64_t map_ldimm64_direct(const DInsn& d) const {
+        const uint64_t index = static_cast<uint32_t>(d.imm);
+        if (index >= maps_.size()) [[unlikely]]
+            return 0;
+        const MapModel& m = maps_[index];
+        return d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX ? m.handle() : m.direct_value(static_cast<uint32_t>(d.off));
+    }
     bool no_such_map(uint64_t index, std::string& why) const;
 
     // First: its address is the Machine's, which the memory accesses of loop() pass to the slow
@@ -1195,23 +1204,16 @@ bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
 }
 
 bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
+    out = map_ldimm64_direct(d);
+    if (out != 0) return true;
     const uint64_t index = static_cast<uint32_t>(d.imm);
     if (index >= maps_.size()) [[unlikely]]
         return no_such_map(index, why);
-    const MapModel& m = maps_[index];
-    if (d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX) {
-        out = m.handle();
-        return true;
-    }
-    const uint32_t value_off = static_cast<uint32_t>(d.off);
-    out = m.direct_value(value_off);
-    if (out == 0) {
-        // bpf-next: a per-CPU array's value means this CPU's copy (the verifier types it
-        // PTR_TO_MAP_VALUE); do_misc_fixups (row i) turns it into [ld_imm64 per-CPU pointer;
-        // dst = per-cpu(dst)], flagged in `aux` by decode.
-        const uint64_t pp = m.percpu_direct_value(value_off);
-        out = pp == 0 ? 0 : d.aux ? pp : percpu_addr(pp);
-    }
+    // bpf-next: a per-CPU array's value means this CPU's copy (the verifier types it
+    // PTR_TO_MAP_VALUE); do_misc_fixups (row i) turns it into [ld_imm64 per-CPU pointer;
+    // dst = per-cpu(dst)], flagged in `aux` by decode.
+    const uint64_t pp = maps_[index].percpu_direct_value(static_cast<uint32_t>(d.off));
+    out = pp == 0 ? 0 : d.aux ? pp : percpu_addr(pp);
     if (out == 0) {
         why = "ld_imm64 map value of a map that is not an array (or value offset out of range)";
         return false;
@@ -1858,7 +1860,9 @@ L_LDIMM64: {
     PF_DISPATCH();
 }
 L_LDIMM64_MAP: {
-    {
+    if (const uint64_t v = map_ldimm64_direct(*ip)) [[likely]] {
+        r[ip->dst] = v;
+    } else {
         std::string why;
         if (!map_ldimm64(*ip, r[ip->dst], why)) PF_FAULT(std::move(why));
     }

@@ -652,6 +652,44 @@ TEST(InterpHelpers, PercpuArrayValueLoadOriginalAndRewrittenAgree) {
     }
 }
 
+// The map ld_imm64s a run resolves inline (the map, a value of a plain array) and those it leaves
+// to the general path (a per-CPU array's value, a map that has no value address, a map the
+// program does not have): each gives its own pointer or fault.
+TEST(InterpHelpers, MapLdimm64Forms) {
+    const std::vector<MapDef> maps = {MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 16, .max_entries = 2},
+                                      MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 2},
+                                      MapDef{.type = BPF_MAP_TYPE_PERCPU_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 2}};
+    ExecInput in;
+    in.maps = {{MapEntry{{0, 0, 0, 0}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}},
+               {},
+               {MapEntry{{0, 0, 0, 0}, {0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8}}}};
+    // r0 = the value at (ld_imm64 src map `m`, value offset `off`) + `at` when `read`, else the
+    // ld_imm64's own value.
+    auto run = [&](uint8_t src, int32_t m, int32_t off, bool read) {
+        std::vector<Insn> p = {ldimm64_lo(1, src, m), ldimm64_hi(off)};
+        p.push_back(read ? ldx(BPF_W, 0, 1, 0) : mov64_reg(0, 1));
+        p.push_back(exit_insn());
+        Program pr = make_program(p);
+        pr.maps = maps;
+        return execute(pr, in, arch_x86_64());
+    };
+    const ExecResult fd = run(BPF_PSEUDO_MAP_FD, 1, 0, false), idx = run(BPF_PSEUDO_MAP_IDX, 1, 0, false);
+    ASSERT_EQ(fd.status, S::Ok) << fd.reason;
+    EXPECT_EQ(idx.r0, fd.r0);
+    EXPECT_NE(run(BPF_PSEUDO_MAP_FD, 0, 0, false).r0, fd.r0);  // another map, another object
+    EXPECT_EQ(run(BPF_PSEUDO_MAP_VALUE, 0, 4, true).r0, 0x08070605u);
+    EXPECT_EQ(run(BPF_PSEUDO_MAP_IDX_VALUE, 0, 12, true).r0, 0x100f0e0du);
+    EXPECT_EQ(run(BPF_PSEUDO_MAP_VALUE, 2, 4, true).r0, 0xa8a7a6a5u);  // this CPU's copy
+    const ExecResult hash_value = run(BPF_PSEUDO_MAP_VALUE, 1, 0, true);
+    EXPECT_EQ(hash_value.status, S::Fault);
+    EXPECT_NE(hash_value.reason.find("not an array"), std::string::npos) << hash_value.reason;
+    for (uint8_t src : {BPF_PSEUDO_MAP_FD, BPF_PSEUDO_MAP_VALUE}) {
+        const ExecResult missing = run(src, 3, 0, false);
+        EXPECT_EQ(missing.status, S::Fault);
+        EXPECT_EQ(missing.reason, "ld_imm64 names map 3 (program has 3)");
+    }
+}
+
 TEST(InterpCost, BpfForCyclesFollowTheModel) {
     // Per-iteration cycles from two runs: x86-64 issue-bound, arm64 bound by the 6-cycle chain.
     auto per_iter = [](const Program& p, const CostParams& cp) {
