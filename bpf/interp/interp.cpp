@@ -1808,51 +1808,59 @@ L_LDX_PROBE: {
     PF_ST(STXW, 4, r[d.src])
     PF_ST(STXDW, 8, r[d.src])
 #undef PF_ST
-L_ATOMIC: {
-    const DInsn& d = *ip;
-    const uint32_t sz = d.aux;
-    const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-    const uint32_t aop = k32(d);
-    const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
-    if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
-    if (is_load) {
-        // load-acquire: dst = *(src + off); the address comes from src, and dst is
-        // only written (it may hold anything, even a non-pointer).
-        const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-        const uint8_t* q = mem_.translate_access(a2, sz, false);
-        if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
-        r[d.dst] = load_le(q, sz);
-        PF_NEXT();
+// The ATOMIC handler's body for an insn of SZ bytes, made for each common width apart: with SZ a
+// constant, its loads, stores and masks are single moves, not a switch on the width each.
+#define PF_ATOMIC(SZ) \
+    {                                                                                                                      \
+        const DInsn& d = *ip;                                                                                              \
+        const uint32_t sz = (SZ);                                                                                          \
+        const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));                                 \
+        const uint32_t aop = k32(d);                                                                                       \
+        const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;                                         \
+        if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes"); \
+        if (is_load) {                                                                                                     \
+            /* load-acquire: dst = *(src + off); the address comes from src, and dst is */                                 \
+            /* only written (it may hold anything, even a non-pointer). */                                                 \
+            const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));                             \
+            const uint8_t* q = mem_.translate_access(a2, sz, false);                                                       \
+            if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));                                                        \
+            r[d.dst] = load_le(q, sz);                                                                                     \
+            PF_NEXT();                                                                                                     \
+        }                                                                                                                  \
+        uint8_t* p = mem_.translate_access(ad, sz, true);                                                                  \
+        if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));                       \
+        const uint64_t mask = ~0ULL >> (64 - 8 * sz);                                                                      \
+        const uint64_t old = load_le(p, sz);                                                                               \
+        const uint64_t s = r[d.src] & mask;                                                                                \
+        if (is_store) {                                                                                                    \
+            store_le(p, sz, s);                                                                                            \
+            PF_NEXT();                                                                                                     \
+        }                                                                                                                  \
+        switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {                                                                 \
+            case BPF_ADD: store_le(p, sz, (old + s) & mask); break;                                                        \
+            case BPF_OR: store_le(p, sz, old | s); break;                                                                  \
+            case BPF_AND: store_le(p, sz, old & s); break;                                                                 \
+            case BPF_XOR: store_le(p, sz, old ^ s); break;                                                                 \
+            case BPF_XCHG & ~BPF_FETCH:                                                                                    \
+                if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));                                            \
+                store_le(p, sz, s);                                                                                        \
+                break;                                                                                                     \
+            case BPF_CMPXCHG & ~BPF_FETCH:                                                                                 \
+                if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));                                         \
+                if ((r[0] & mask) == old) store_le(p, sz, s);                                                              \
+                r[0] = old; /* always loaded, zero-extended for W */                                                       \
+                break;                                                                                                     \
+            default:                                                                                                       \
+                PF_FAULT("invalid atomic op " + hex(aop));                                                                 \
+        }                                                                                                                  \
+        if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;                                                       \
+        PF_NEXT();                                                                                                         \
     }
-    uint8_t* p = mem_.translate_access(ad, sz, true);
-    if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
-    const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
-    const uint64_t old = load_le(p, sz);
-    const uint64_t s = r[d.src] & mask;
-    if (is_store) {
-        store_le(p, sz, s);
-        PF_NEXT();
-    }
-    switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {
-        case BPF_ADD: store_le(p, sz, (old + s) & mask); break;
-        case BPF_OR: store_le(p, sz, old | s); break;
-        case BPF_AND: store_le(p, sz, old & s); break;
-        case BPF_XOR: store_le(p, sz, old ^ s); break;
-        case BPF_XCHG & ~BPF_FETCH:
-            if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));
-            store_le(p, sz, s);
-            break;
-        case BPF_CMPXCHG & ~BPF_FETCH:
-            if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));
-            if ((r[0] & mask) == old) store_le(p, sz, s);
-            r[0] = old;  // always loaded, zero-extended for W
-            break;
-        default:
-            PF_FAULT("invalid atomic op " + hex(aop));
-    }
-    if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;
-    PF_NEXT();
-}
+L_ATOMIC:
+    if (ip->aux == 8) PF_ATOMIC(8)
+    if (ip->aux == 4) PF_ATOMIC(4)
+    PF_ATOMIC(ip->aux)
+#undef PF_ATOMIC
 L_LDIMM64: {
     r[ip->dst] = imm64(*ip);
     if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
