@@ -324,6 +324,22 @@ private:
     }
     bool call_kfunc(uint32_t pc, int32_t btf_id);
     bool push_frame(uint32_t pc, uint32_t target, bool loop_cb);
+    // The host pointer of an insn's access of `size` (1..8) bytes at `a`, nullptr when no region
+    // has them: Memory::translate_access(), but through the frame's stack view when they are in it.
+    [[gnu::always_inline]] uint8_t* access(uint64_t a, uint32_t size, bool write) {
+        const uint64_t off = a - stack_lo_;
+        if ((off | stack_off_mask_) <= kStackSize - size) [[likely]] {
+            uint8_t* const p = stack_data_ + off;
+            if (p == nullptr) __builtin_unreachable();  // (a valid view has storage)
+            return p;
+        }
+        uint8_t* const p = mem_.translate_access(a, size, write);
+        if (stack_off_mask_ != 0) [[unlikely]]
+            view_stack();
+        return p;
+    }
+    void view_stack();
+    void stack_changed() { stack_off_mask_ = ~uint64_t{0}; }
     bool too_deep(uint32_t pc);  // push_frame's fault
     MapModel* map_arg(uint32_t pc, uint64_t handle, const char* what);
     bool tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index);
@@ -378,6 +394,13 @@ private:
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
     uint32_t depth_ = 0;
+    // The current frame's stack as the insns' accesses see it without Memory::translate() (most
+    // are spills, fills and locals): its first address and its storage, valid while
+    // stack_off_mask_ is 0. ~0 makes every access miss it (access() then translates): set when
+    // the frame changes or its stack is made fresh, until an access finds the stack allocated.
+    uint64_t stack_lo_ = 0;
+    uint8_t* stack_data_ = nullptr;
+    uint64_t stack_off_mask_ = ~uint64_t{0};
     uint32_t tail_calls_ = 0;
     uint32_t jump_to_ = kNoPc;  // set by bpf_loop: continue at the callback
     // A map helper changed a map's elements (update, delete): the maps may differ from their
@@ -1228,6 +1251,16 @@ bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const
     return false;
 }
 
+// The stack view of the current frame (access()), once its stack has storage (a lazy one gets it
+// on its first access).
+[[gnu::noinline]] void Machine::view_stack() {
+    const Region& reg = mem_.region(depth_);
+    if (reg.size != kStackSize || !reg.writable) return;
+    stack_lo_ = Memory::addr(depth_, 0);
+    stack_data_ = reg.data;
+    stack_off_mask_ = 0;
+}
+
 bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
     if (depth_ + 1 >= kMaxFrames) [[unlikely]]
         return too_deep(pc);
@@ -1243,6 +1276,7 @@ bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
     f.loop_ctx = 0;
     // A fresh frame: its own zeroed 512-byte stack.
     mem_.fresh(depth_);
+    stack_changed();
     r_[10] = Memory::addr(depth_, kStackSize);
     return true;
 }
@@ -1758,7 +1792,7 @@ L_JA:
     L_##OP: {                                                                                     \
         const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
-        const uint8_t* p = mem_.translate_access(ad, SZ, false);                                  \
+        const uint8_t* p = access(ad, SZ, false);                                                 \
         if (!p) {                                                                                 \
             uint64_t sv = 0;                                                                      \
             if (!special_load(ad, SZ, sv)) PF_FAULT("invalid read of " #SZ " bytes at " + hex(ad)); \
@@ -1794,7 +1828,7 @@ L_LDX_PROBE: {
     L_##OP: {                                                                                     \
         const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
-        uint8_t* p = mem_.translate_access(ad, SZ, true);                                         \
+        uint8_t* p = access(ad, SZ, true);                                                        \
         if (!p) PF_FAULT("invalid write of " #SZ " bytes at " + hex(ad));                         \
         store_le(p, SZ, VAL);                                                                     \
         PF_NEXT();                                                                                \
@@ -1822,12 +1856,12 @@ L_LDX_PROBE: {
             /* load-acquire: dst = *(src + off); the address comes from src, and dst is */                                 \
             /* only written (it may hold anything, even a non-pointer). */                                                 \
             const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));                             \
-            const uint8_t* q = mem_.translate_access(a2, sz, false);                                                       \
+            const uint8_t* q = access(a2, sz, false);                                                                      \
             if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));                                                        \
             r[d.dst] = load_le(q, sz);                                                                                     \
             PF_NEXT();                                                                                                     \
         }                                                                                                                  \
-        uint8_t* p = mem_.translate_access(ad, sz, true);                                                                  \
+        uint8_t* p = access(ad, sz, true);                                                                                 \
         if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));                       \
         const uint64_t mask = ~0ULL >> (64 - 8 * sz);                                                                      \
         const uint64_t old = load_le(p, sz);                                                                               \
@@ -1962,6 +1996,7 @@ L_EXIT: {
         if (r[0] == 0 && f.loop_i < f.loop_n) {
             if constexpr (kCost) cost_->call(CostModel::CallKind::Subprog, 0);
             mem_.fresh(depth_);
+            stack_changed();
             r[1] = f.loop_i;
             r[2] = f.loop_ctx;
             f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
@@ -1972,6 +2007,7 @@ L_EXIT: {
     for (int k = 0; k < 4; ++k) r[6 + k] = f.saved[k];
     r[10] = f.saved[4];
     --depth_;
+    stack_changed();
     PF_JUMP(f.ret_pc);
 }
 L_LDIMM64_TAIL:

@@ -652,6 +652,48 @@ TEST(InterpHelpers, PercpuArrayValueLoadOriginalAndRewrittenAgree) {
     }
 }
 
+// Insns reach the current frame's stack without translating each access (Machine::access): the
+// view must follow the frames (a callee's stack is fresh, the caller's is reached through a
+// pointer, and after the return the caller's is the view again) and end where the stack ends.
+TEST(InterpMemory, StackAccessesFollowTheFrames) {
+    const Program calls = make_program({
+        st(BPF_DW, 10, -8, 0x11), mov64_reg(1, 10), alu64_imm(BPF_ADD, 1, -8), call_pseudo(5),
+        ldx(BPF_DW, 2, 10, -8),    // the caller's slot, which the callee raised by 0x100
+        alu64_reg(BPF_ADD, 0, 2), ldx(BPF_DW, 3, 10, -512), alu64_reg(BPF_ADD, 0, 3), exit_insn(),
+        // callee: its own fp-8 is fresh (0), then 0x22; the caller's through r1
+        ldx(BPF_DW, 0, 10, -8), st(BPF_DW, 10, -8, 0x22), ldx(BPF_DW, 4, 10, -8), alu64_reg(BPF_ADD, 0, 4),
+        ldx(BPF_DW, 5, 1, 0), alu64_imm(BPF_ADD, 5, 0x100), stx(BPF_DW, 1, 5, 0), exit_insn()});
+    ExecInput in;
+    in.stack.assign(kStackSize, 0);
+    in.stack[0] = 0x7;  // fp-512
+    const ExecResult r = execute(calls, in, arch_x86_64());
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 0x22u + 0x111u + 0x7u);
+    // The last bytes of the stack, and one beyond (after an access that made the view).
+    auto one = [&](Insn i) {
+        return execute(make_program({mov64_imm(0, 0), st(BPF_DW, 10, -16, 0), i, exit_insn()}), in, arch_x86_64());
+    };
+    EXPECT_EQ(one(ldx(BPF_B, 0, 10, -1)).status, S::Ok);
+    EXPECT_EQ(one(st(BPF_DW, 10, -8, 1)).status, S::Ok);
+    EXPECT_EQ(one(ldx(BPF_DW, 0, 10, -512)).r0, 0x7u);
+    for (Insn beyond : {ldx(BPF_B, 0, 10, 0), st(BPF_DW, 10, -4, 1), ldx(BPF_W, 0, 10, -513), stx(BPF_H, 10, 0, -1)}) {
+        const ExecResult f = one(beyond);
+        EXPECT_EQ(f.status, S::Fault) << f.reason;
+        EXPECT_EQ(f.fault_pc, 2u);
+    }
+    // A bpf_loop callback's stack is fresh in every iteration: each reads 0 where the one
+    // before wrote 5, and adds what it read to the caller's fp-16 (through its ctx argument).
+    const Program loop = make_program({
+        st(BPF_DW, 10, -16, 0), mov64_imm(1, 3), ldimm64_lo(2, BPF_PSEUDO_FUNC, 7), ldimm64_hi(0), mov64_reg(3, 10),
+        alu64_imm(BPF_ADD, 3, -16), mov64_imm(4, 0), call_helper(BPF_FUNC_loop), ldx(BPF_DW, 0, 10, -16), exit_insn(),
+        // callback(i, ctx)
+        ldx(BPF_DW, 3, 10, -8), st(BPF_DW, 10, -8, 5), ldx(BPF_DW, 4, 2, 0), alu64_reg(BPF_ADD, 4, 3), stx(BPF_DW, 2, 4, 0),
+        mov64_imm(0, 0), exit_insn()});
+    const ExecResult l = execute(loop, in, arch_x86_64());
+    ASSERT_EQ(l.status, S::Ok) << l.reason;
+    EXPECT_EQ(l.r0, 0u);
+}
+
 // The map ld_imm64s a run resolves inline (the map, a value of a plain array) and those it leaves
 // to the general path (a per-CPU array's value, a map that has no value address, a map the
 // program does not have): each gives its own pointer or fault.
