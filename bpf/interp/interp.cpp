@@ -289,7 +289,10 @@ private:
     bool setup();
     bool build_setup();
     void record_map_digests();
-    template <bool kCost, bool kTrace, bool kZextMarks>
+    // What a 32-bit def does with the register's upper half (hi_keep_): the plain runs, most of
+    // all, know it when the loop is made, and their 32-bit ops are then a plain 32-bit op.
+    enum class UpperHalf : uint8_t { Zeroed, Kept, AsHiKeep };
+    template <bool kCost, bool kTrace, bool kZextMarks, UpperHalf kUpper = UpperHalf::AsHiKeep>
     void loop();
     void charge(const DInsn& d, uint32_t pc);
 
@@ -1605,11 +1608,11 @@ void Machine::charge(const DInsn& d, uint32_t pc) {
 // back to one shared switch with its range check. Most of a run's time is this dispatch (a
 // generated program runs ~150 mostly one-line insns), and an indirect jump per handler also
 // predicts better than the single one of a switch.
-template <bool kCost, bool kTrace, bool kZextMarks>
+template <bool kCost, bool kTrace, bool kZextMarks, Machine::UpperHalf kUpper>
 void Machine::loop() {
     uint64_t* const r = r_;
     const DInsn* const code = code_;
-    const uint64_t keep = hi_keep_;
+    const uint64_t keep = kUpper == UpperHalf::Zeroed ? 0 : kUpper == UpperHalf::Kept ? kHi : hi_keep_;
     const uint64_t budget = budget_;
     const DInsn* ip = code;  // the insn about to run (at pc ip - code)
     // Steps the budget still allows: taking one for an insn where none is left is the budget
@@ -2083,7 +2086,8 @@ void Machine::run() {
     } else if (cost_ && opts_.trace_last) loop<true, true, false>();
     else if (cost_) loop<true, false, false>();
     else if (opts_.trace_last) loop<false, true, false>();
-    else loop<false, false, false>();
+    else if (hi_keep_ == 0) loop<false, false, false, UpperHalf::Zeroed>();
+    else loop<false, false, false, UpperHalf::Kept>();
     res_.steps = steps_;
     res_.r0 = r_[0];
     copy_bytes(res_.stack, mem_.region(0).data, kStackSize);
