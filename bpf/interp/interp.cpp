@@ -217,6 +217,12 @@ struct SetupImage {
     std::vector<MapShape> map_shapes;
     Memory::Image memory;
     std::vector<MapModel::State> maps;
+    // MapModel::content_digest() of each map as set up, noted by the first run that ended with
+    // its maps unchanged (Machine::record_map_digests), for the runs after it that leave them
+    // unchanged too: most runs change no map, and each run digested every map. An insn array's
+    // entry is not used: its contents are the program's (Machine::setup).
+    bool digests_saved = false;
+    std::vector<uint64_t> map_digests;
 
     [[nodiscard]] bool fits(const Program& p, uint32_t p_ctx_base) const {
         if (!saved || p_ctx_base != ctx_base || (ctx_base != 0 && tracing_nr_args(p) != nr_args) || p.maps.size() != map_shapes.size())
@@ -234,6 +240,7 @@ struct SetupImage {
         maps.resize(models.size());
         for (size_t i = 0; i < models.size(); ++i) maps[i] = models[i].state();
         saved = true;
+        digests_saved = false;
     }
 };
 
@@ -281,7 +288,11 @@ private:
     // setup
     bool setup();
     bool build_setup();
-    template <bool kCost, bool kTrace, bool kZextMarks>
+    void record_map_digests();
+    // What a 32-bit def does with the register's upper half (hi_keep_): the plain runs, most of
+    // all, know it when the loop is made, and their 32-bit ops are then a plain 32-bit op.
+    enum class UpperHalf : uint8_t { Zeroed, Kept, AsHiKeep };
+    template <bool kCost, bool kTrace, bool kZextMarks, UpperHalf kUpper = UpperHalf::AsHiKeep>
     void loop();
     void charge(const DInsn& d, uint32_t pc);
 
@@ -316,6 +327,22 @@ private:
     }
     bool call_kfunc(uint32_t pc, int32_t btf_id);
     bool push_frame(uint32_t pc, uint32_t target, bool loop_cb);
+    // The host pointer of an insn's access of `size` (1..8) bytes at `a`, nullptr when no region
+    // has them: Memory::translate_access(), but through the frame's stack view when they are in it.
+    [[gnu::always_inline]] uint8_t* access(uint64_t a, uint32_t size, bool write) {
+        const uint64_t off = a - stack_lo_;
+        if ((off | stack_off_mask_) <= kStackSize - size) [[likely]] {
+            uint8_t* const p = stack_data_ + off;
+            if (p == nullptr) __builtin_unreachable();  // (a valid view has storage)
+            return p;
+        }
+        uint8_t* const p = mem_.translate_access(a, size, write);
+        if (stack_off_mask_ != 0) [[unlikely]]
+            view_stack();
+        return p;
+    }
+    void view_stack();
+    void stack_changed() { stack_off_mask_ = ~uint64_t{0}; }
     bool too_deep(uint32_t pc);  // push_frame's fault
     MapModel* map_arg(uint32_t pc, uint64_t handle, const char* what);
     bool tail_call_attempt(uint32_t pc, uint64_t map, uint64_t index);
@@ -328,8 +355,20 @@ private:
     enum class SkbLoad : uint8_t { Ok, OutOfPacket, NotSkb };
     SkbLoad skb_load(uint64_t skb, int32_t offset, uint32_t size, uint64_t& value);
     bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
+    // map_ldimm64() of the common forms, inline in loop(): the map (MAP_FD, MAP_IDX) or a value of
+    // an array (MAP_VALUE, MAP_IDX_VALUE); 0 for any other (a map pointer is never 0).
+    uint64_t map_ldimm64_direct(const DInsn& d) const {
+        const uint64_t index = static_cast<uint32_t>(d.imm);
+        if (index >= maps_.size()) [[unlikely]]
+            return 0;
+        const MapModel& m = maps_[index];
+        return d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX ? m.handle() : m.direct_value(static_cast<uint32_t>(d.off));
+    }
     bool no_such_map(uint64_t index, std::string& why) const;
 
+    // First: its address is the Machine's, which the memory accesses of loop() pass to the slow
+    // paths of Memory::translate() without computing it.
+    Memory mem_;
     const Program& prog_;
     const ExecInput& in_;
     SetupImage* const image_;
@@ -344,7 +383,6 @@ private:
     const size_t code_size_;
     const std::vector<std::string>& invalid_;
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
-    Memory mem_;
     std::vector<MapModel> maps_;  // reserved for all maps at once: models never move
     // The storage of maps_, kept per thread from one run to the next (most runs have maps: a
     // vector of their own was an allocation per run). A run that finds it taken (a run inside a
@@ -359,8 +397,18 @@ private:
     uint64_t hi_keep_ = 0;  // kHi under alu32_no_implicit_zext: 32-bit defs keep the old upper half
     Frame frames_[kMaxFrames];
     uint32_t depth_ = 0;
+    // The current frame's stack as the insns' accesses see it without Memory::translate() (most
+    // are spills, fills and locals): its first address and its storage, valid while
+    // stack_off_mask_ is 0. ~0 makes every access miss it (access() then translates): set when
+    // the frame changes or its stack is made fresh, until an access finds the stack allocated.
+    uint64_t stack_lo_ = 0;
+    uint8_t* stack_data_ = nullptr;
+    uint64_t stack_off_mask_ = ~uint64_t{0};
     uint32_t tail_calls_ = 0;
     uint32_t jump_to_ = kNoPc;  // set by bpf_loop: continue at the callback
+    // A map helper changed a map's elements (update, delete): the maps may differ from their
+    // set-up even where no write reached their memory through translate() (Memory::watch).
+    bool maps_updated_ = false;
     uint64_t clock_calls_ = 0;
     uint64_t timed_refreshes_ = 0;
     Rng prandom_;
@@ -382,7 +430,12 @@ bool Machine::setup() {
         for (size_t i = 0; i < prog_.maps.size(); ++i) maps_.emplace_back(prog_.maps[i], mem_, image_->maps[i]);
     } else {
         if (!build_setup()) return false;
-        if (image_ != nullptr) image_->save(prog_, ctx_base_, mem_, maps_);
+        if (image_ != nullptr) {
+            // The maps' memory is watched from here on (record_map_digests), and so from the
+            // start of every run that restores this set-up: the regions are saved watched.
+            mem_.watch(kFirstMapRegion);
+            image_->save(prog_, ctx_base_, mem_, maps_);
+        }
     }
     // Instruction arrays: each entry's value is the code address of its (xlated) insn, what
     // gotox jumps through. Per program (a rewrite moves insns), so not part of a saved set-up.
@@ -1177,23 +1230,16 @@ bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
 }
 
 bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
+    out = map_ldimm64_direct(d);
+    if (out != 0) return true;
     const uint64_t index = static_cast<uint32_t>(d.imm);
     if (index >= maps_.size()) [[unlikely]]
         return no_such_map(index, why);
-    const MapModel& m = maps_[index];
-    if (d.src == BPF_PSEUDO_MAP_FD || d.src == BPF_PSEUDO_MAP_IDX) {
-        out = m.handle();
-        return true;
-    }
-    const uint32_t value_off = static_cast<uint32_t>(d.off);
-    out = m.direct_value(value_off);
-    if (out == 0) {
-        // bpf-next: a per-CPU array's value means this CPU's copy (the verifier types it
-        // PTR_TO_MAP_VALUE); do_misc_fixups (row i) turns it into [ld_imm64 per-CPU pointer;
-        // dst = per-cpu(dst)], flagged in `aux` by decode.
-        const uint64_t pp = m.percpu_direct_value(value_off);
-        out = pp == 0 ? 0 : d.aux ? pp : percpu_addr(pp);
-    }
+    // bpf-next: a per-CPU array's value means this CPU's copy (the verifier types it
+    // PTR_TO_MAP_VALUE); do_misc_fixups (row i) turns it into [ld_imm64 per-CPU pointer;
+    // dst = per-cpu(dst)], flagged in `aux` by decode.
+    const uint64_t pp = maps_[index].percpu_direct_value(static_cast<uint32_t>(d.off));
+    out = pp == 0 ? 0 : d.aux ? pp : percpu_addr(pp);
     if (out == 0) {
         why = "ld_imm64 map value of a map that is not an array (or value offset out of range)";
         return false;
@@ -1206,6 +1252,16 @@ bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const
 [[gnu::noinline, gnu::cold]] bool Machine::too_deep(uint32_t pc) {
     fault(pc, "call depth exceeds " + std::to_string(kMaxFrames) + " frames");
     return false;
+}
+
+// The stack view of the current frame (access()), once its stack has storage (a lazy one gets it
+// on its first access).
+[[gnu::noinline]] void Machine::view_stack() {
+    const Region& reg = mem_.region(depth_);
+    if (reg.size != kStackSize || !reg.writable) return;
+    stack_lo_ = Memory::addr(depth_, 0);
+    stack_data_ = reg.data;
+    stack_off_mask_ = 0;
 }
 
 bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
@@ -1223,6 +1279,7 @@ bool Machine::push_frame(uint32_t pc, uint32_t target, bool loop_cb) {
     f.loop_ctx = 0;
     // A fresh frame: its own zeroed 512-byte stack.
     mem_.fresh(depth_);
+    stack_changed();
     r_[10] = Memory::addr(depth_, kStackSize);
     return true;
 }
@@ -1343,9 +1400,11 @@ bool Machine::call_helper_any(uint32_t pc, int32_t id) {
                         fault(pc, "bpf_map_update_elem: value pointer " + hex(a3) + " is not readable");
                         return false;
                     }
+                    maps_updated_ = true;
                     ret = static_cast<uint64_t>(m->update(key, val, a4));
                     effects_.add("map_update(map ", uint64_t{mi}, ", flags ", Hex{a4}, ") = ", static_cast<int64_t>(ret));
                 } else {
+                    maps_updated_ = true;
                     ret = static_cast<uint64_t>(m->remove(key));
                     effects_.add("map_delete(map ", uint64_t{mi}, ") = ", static_cast<int64_t>(ret));
                 }
@@ -1549,11 +1608,11 @@ void Machine::charge(const DInsn& d, uint32_t pc) {
 // back to one shared switch with its range check. Most of a run's time is this dispatch (a
 // generated program runs ~150 mostly one-line insns), and an indirect jump per handler also
 // predicts better than the single one of a switch.
-template <bool kCost, bool kTrace, bool kZextMarks>
+template <bool kCost, bool kTrace, bool kZextMarks, Machine::UpperHalf kUpper>
 void Machine::loop() {
     uint64_t* const r = r_;
     const DInsn* const code = code_;
-    const uint64_t keep = hi_keep_;
+    const uint64_t keep = kUpper == UpperHalf::Zeroed ? 0 : kUpper == UpperHalf::Kept ? kHi : hi_keep_;
     const uint64_t budget = budget_;
     const DInsn* ip = code;  // the insn about to run (at pc ip - code)
     // Steps the budget still allows: taking one for an insn where none is left is the budget
@@ -1736,7 +1795,7 @@ L_JA:
     L_##OP: {                                                                                     \
         const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
-        const uint8_t* p = mem_.translate(ad, SZ, false);                                         \
+        const uint8_t* p = access(ad, SZ, false);                                                 \
         if (!p) {                                                                                 \
             uint64_t sv = 0;                                                                      \
             if (!special_load(ad, SZ, sv)) PF_FAULT("invalid read of " #SZ " bytes at " + hex(ad)); \
@@ -1759,7 +1818,7 @@ L_LDX_PROBE: {
     const DInsn& d = *ip;
     const uint32_t sz = d.aux & 0xf;
     const uint64_t ad = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-    const uint8_t* p = mem_.translate(ad, sz, false);
+    const uint8_t* p = mem_.translate_access(ad, sz, false);
     uint64_t v = p ? load_le(p, sz) : 0;
     if ((d.aux & 0x80) && sz < 8) {
         const int sh = 64 - 8 * static_cast<int>(sz);
@@ -1772,7 +1831,7 @@ L_LDX_PROBE: {
     L_##OP: {                                                                                     \
         const DInsn& d = *ip;                                                                     \
         const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));        \
-        uint8_t* p = mem_.translate(ad, SZ, true);                                                \
+        uint8_t* p = access(ad, SZ, true);                                                        \
         if (!p) PF_FAULT("invalid write of " #SZ " bytes at " + hex(ad));                         \
         store_le(p, SZ, VAL);                                                                     \
         PF_NEXT();                                                                                \
@@ -1786,51 +1845,59 @@ L_LDX_PROBE: {
     PF_ST(STXW, 4, r[d.src])
     PF_ST(STXDW, 8, r[d.src])
 #undef PF_ST
-L_ATOMIC: {
-    const DInsn& d = *ip;
-    const uint32_t sz = d.aux;
-    const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-    const uint32_t aop = k32(d);
-    const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;
-    if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes");
-    if (is_load) {
-        // load-acquire: dst = *(src + off); the address comes from src, and dst is
-        // only written (it may hold anything, even a non-pointer).
-        const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));
-        const uint8_t* q = mem_.translate(a2, sz, false);
-        if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));
-        r[d.dst] = load_le(q, sz);
-        PF_NEXT();
+// The ATOMIC handler's body for an insn of SZ bytes, made for each common width apart: with SZ a
+// constant, its loads, stores and masks are single moves, not a switch on the width each.
+#define PF_ATOMIC(SZ) \
+    {                                                                                                                      \
+        const DInsn& d = *ip;                                                                                              \
+        const uint32_t sz = (SZ);                                                                                          \
+        const uint64_t ad = r[d.dst] + static_cast<uint64_t>(static_cast<int64_t>(d.off));                                 \
+        const uint32_t aop = k32(d);                                                                                       \
+        const bool is_load = aop == BPF_LOAD_ACQ, is_store = aop == BPF_STORE_REL;                                         \
+        if (!is_load && !is_store && sz != 4 && sz != 8) PF_FAULT("atomic operation on " + std::to_string(sz) + " bytes"); \
+        if (is_load) {                                                                                                     \
+            /* load-acquire: dst = *(src + off); the address comes from src, and dst is */                                 \
+            /* only written (it may hold anything, even a non-pointer). */                                                 \
+            const uint64_t a2 = r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off));                             \
+            const uint8_t* q = access(a2, sz, false);                                                                      \
+            if (!q) PF_FAULT("invalid load-acquire at " + hex(a2));                                                        \
+            r[d.dst] = load_le(q, sz);                                                                                     \
+            PF_NEXT();                                                                                                     \
+        }                                                                                                                  \
+        uint8_t* p = access(ad, sz, true);                                                                                 \
+        if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));                       \
+        const uint64_t mask = ~0ULL >> (64 - 8 * sz);                                                                      \
+        const uint64_t old = load_le(p, sz);                                                                               \
+        const uint64_t s = r[d.src] & mask;                                                                                \
+        if (is_store) {                                                                                                    \
+            store_le(p, sz, s);                                                                                            \
+            PF_NEXT();                                                                                                     \
+        }                                                                                                                  \
+        switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {                                                                 \
+            case BPF_ADD: store_le(p, sz, (old + s) & mask); break;                                                        \
+            case BPF_OR: store_le(p, sz, old | s); break;                                                                  \
+            case BPF_AND: store_le(p, sz, old & s); break;                                                                 \
+            case BPF_XOR: store_le(p, sz, old ^ s); break;                                                                 \
+            case BPF_XCHG & ~BPF_FETCH:                                                                                    \
+                if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));                                            \
+                store_le(p, sz, s);                                                                                        \
+                break;                                                                                                     \
+            case BPF_CMPXCHG & ~BPF_FETCH:                                                                                 \
+                if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));                                         \
+                if ((r[0] & mask) == old) store_le(p, sz, s);                                                              \
+                r[0] = old; /* always loaded, zero-extended for W */                                                       \
+                break;                                                                                                     \
+            default:                                                                                                       \
+                PF_FAULT("invalid atomic op " + hex(aop));                                                                 \
+        }                                                                                                                  \
+        if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;                                                       \
+        PF_NEXT();                                                                                                         \
     }
-    uint8_t* p = mem_.translate(ad, sz, true);
-    if (!p) PF_FAULT("invalid atomic access of " + std::to_string(sz) + " bytes at " + hex(ad));
-    const uint64_t mask = sz == 8 ? ~0ULL : (1ULL << (8 * sz)) - 1;
-    const uint64_t old = load_le(p, sz);
-    const uint64_t s = r[d.src] & mask;
-    if (is_store) {
-        store_le(p, sz, s);
-        PF_NEXT();
-    }
-    switch (aop & ~static_cast<uint32_t>(BPF_FETCH)) {
-        case BPF_ADD: store_le(p, sz, (old + s) & mask); break;
-        case BPF_OR: store_le(p, sz, old | s); break;
-        case BPF_AND: store_le(p, sz, old & s); break;
-        case BPF_XOR: store_le(p, sz, old ^ s); break;
-        case BPF_XCHG & ~BPF_FETCH:
-            if (aop != BPF_XCHG) PF_FAULT("invalid atomic op " + hex(aop));
-            store_le(p, sz, s);
-            break;
-        case BPF_CMPXCHG & ~BPF_FETCH:
-            if (aop != BPF_CMPXCHG) PF_FAULT("invalid atomic op " + hex(aop));
-            if ((r[0] & mask) == old) store_le(p, sz, s);
-            r[0] = old;  // always loaded, zero-extended for W
-            break;
-        default:
-            PF_FAULT("invalid atomic op " + hex(aop));
-    }
-    if ((aop & BPF_FETCH) && aop != BPF_CMPXCHG) r[d.src] = old;
-    PF_NEXT();
-}
+L_ATOMIC:
+    if (ip->aux == 8) PF_ATOMIC(8)
+    if (ip->aux == 4) PF_ATOMIC(4)
+    PF_ATOMIC(ip->aux)
+#undef PF_ATOMIC
 L_LDIMM64: {
     r[ip->dst] = imm64(*ip);
     if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
@@ -1838,7 +1905,9 @@ L_LDIMM64: {
     PF_DISPATCH();
 }
 L_LDIMM64_MAP: {
-    {
+    if (const uint64_t v = map_ldimm64_direct(*ip)) [[likely]] {
+        r[ip->dst] = v;
+    } else {
         std::string why;
         if (!map_ldimm64(*ip, r[ip->dst], why)) PF_FAULT(std::move(why));
     }
@@ -1930,6 +1999,7 @@ L_EXIT: {
         if (r[0] == 0 && f.loop_i < f.loop_n) {
             if constexpr (kCost) cost_->call(CostModel::CallKind::Subprog, 0);
             mem_.fresh(depth_);
+            stack_changed();
             r[1] = f.loop_i;
             r[2] = f.loop_ctx;
             f.may_goto = static_cast<uint32_t>(isa::kMaxLoops);
@@ -1940,6 +2010,7 @@ L_EXIT: {
     for (int k = 0; k < 4; ++k) r[6 + k] = f.saved[k];
     r[10] = f.saved[4];
     --depth_;
+    stack_changed();
     PF_JUMP(f.ret_pc);
 }
 L_LDIMM64_TAIL:
@@ -1972,6 +2043,24 @@ void copy_bytes(std::vector<uint8_t>& out, const uint8_t* p, size_t n) {
     }
 }
 
+// res_.map_digests. Maps the run left as set up (no map helper changed one, no write reached
+// their memory) have the digests of the set-up: taken from the saved set-up when a run before
+// noted them there, else computed and noted.
+void Machine::record_map_digests() {
+    res_.map_digests.reserve(maps_.size());
+    const bool as_set_up = image_ != nullptr && !maps_updated_ && !mem_.watched_written();
+    const bool noted = as_set_up && image_->digests_saved;
+    for (size_t i = 0; i < maps_.size(); ++i) {
+        MapModel& m = maps_[i];
+        const bool program_own = m.kind() == MapModel::Kind::InsnArray;  // (not part of the set-up)
+        res_.map_digests.push_back(noted && !program_own ? image_->map_digests[i] : m.content_digest());
+    }
+    if (as_set_up && !noted) {
+        image_->map_digests = res_.map_digests;
+        image_->digests_saved = true;
+    }
+}
+
 void Machine::run() {
     hi_keep_ = arch_.alu32_no_implicit_zext ? kHi : 0;
     budget_ = opts_.step_budget ? opts_.step_budget : in_.step_budget;
@@ -1997,7 +2086,8 @@ void Machine::run() {
     } else if (cost_ && opts_.trace_last) loop<true, true, false>();
     else if (cost_) loop<true, false, false>();
     else if (opts_.trace_last) loop<false, true, false>();
-    else loop<false, false, false>();
+    else if (hi_keep_ == 0) loop<false, false, false, UpperHalf::Zeroed>();
+    else loop<false, false, false, UpperHalf::Kept>();
     res_.steps = steps_;
     res_.r0 = r_[0];
     copy_bytes(res_.stack, mem_.region(0).data, kStackSize);
@@ -2005,8 +2095,7 @@ void Machine::run() {
     copy_bytes(res_.packet, mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).size);
     if (opts_.collect_maps)
         for (MapModel& m : maps_) res_.maps.push_back(m.entries());
-    res_.map_digests.reserve(maps_.size());
-    for (MapModel& m : maps_) res_.map_digests.push_back(m.content_digest());
+    record_map_digests();
     if (cost_) res_.cycles = cost_->cycles();
     if (!ring_.empty()) {
         size_t n = std::min(ring_pos_, ring_.size());

@@ -652,6 +652,86 @@ TEST(InterpHelpers, PercpuArrayValueLoadOriginalAndRewrittenAgree) {
     }
 }
 
+// Insns reach the current frame's stack without translating each access (Machine::access): the
+// view must follow the frames (a callee's stack is fresh, the caller's is reached through a
+// pointer, and after the return the caller's is the view again) and end where the stack ends.
+TEST(InterpMemory, StackAccessesFollowTheFrames) {
+    const Program calls = make_program({
+        st(BPF_DW, 10, -8, 0x11), mov64_reg(1, 10), alu64_imm(BPF_ADD, 1, -8), call_pseudo(5),
+        ldx(BPF_DW, 2, 10, -8),    // the caller's slot, which the callee raised by 0x100
+        alu64_reg(BPF_ADD, 0, 2), ldx(BPF_DW, 3, 10, -512), alu64_reg(BPF_ADD, 0, 3), exit_insn(),
+        // callee: its own fp-8 is fresh (0), then 0x22; the caller's through r1
+        ldx(BPF_DW, 0, 10, -8), st(BPF_DW, 10, -8, 0x22), ldx(BPF_DW, 4, 10, -8), alu64_reg(BPF_ADD, 0, 4),
+        ldx(BPF_DW, 5, 1, 0), alu64_imm(BPF_ADD, 5, 0x100), stx(BPF_DW, 1, 5, 0), exit_insn()});
+    ExecInput in;
+    in.stack.assign(kStackSize, 0);
+    in.stack[0] = 0x7;  // fp-512
+    const ExecResult r = execute(calls, in, arch_x86_64());
+    ASSERT_EQ(r.status, S::Ok) << r.reason;
+    EXPECT_EQ(r.r0, 0x22u + 0x111u + 0x7u);
+    // The last bytes of the stack, and one beyond (after an access that made the view).
+    auto one = [&](Insn i) {
+        return execute(make_program({mov64_imm(0, 0), st(BPF_DW, 10, -16, 0), i, exit_insn()}), in, arch_x86_64());
+    };
+    EXPECT_EQ(one(ldx(BPF_B, 0, 10, -1)).status, S::Ok);
+    EXPECT_EQ(one(st(BPF_DW, 10, -8, 1)).status, S::Ok);
+    EXPECT_EQ(one(ldx(BPF_DW, 0, 10, -512)).r0, 0x7u);
+    for (Insn beyond : {ldx(BPF_B, 0, 10, 0), st(BPF_DW, 10, -4, 1), ldx(BPF_W, 0, 10, -513), stx(BPF_H, 10, 0, -1)}) {
+        const ExecResult f = one(beyond);
+        EXPECT_EQ(f.status, S::Fault) << f.reason;
+        EXPECT_EQ(f.fault_pc, 2u);
+    }
+    // A bpf_loop callback's stack is fresh in every iteration: each reads 0 where the one
+    // before wrote 5, and adds what it read to the caller's fp-16 (through its ctx argument).
+    const Program loop = make_program({
+        st(BPF_DW, 10, -16, 0), mov64_imm(1, 3), ldimm64_lo(2, BPF_PSEUDO_FUNC, 7), ldimm64_hi(0), mov64_reg(3, 10),
+        alu64_imm(BPF_ADD, 3, -16), mov64_imm(4, 0), call_helper(BPF_FUNC_loop), ldx(BPF_DW, 0, 10, -16), exit_insn(),
+        // callback(i, ctx)
+        ldx(BPF_DW, 3, 10, -8), st(BPF_DW, 10, -8, 5), ldx(BPF_DW, 4, 2, 0), alu64_reg(BPF_ADD, 4, 3), stx(BPF_DW, 2, 4, 0),
+        mov64_imm(0, 0), exit_insn()});
+    const ExecResult l = execute(loop, in, arch_x86_64());
+    ASSERT_EQ(l.status, S::Ok) << l.reason;
+    EXPECT_EQ(l.r0, 0u);
+}
+
+// The map ld_imm64s a run resolves inline (the map, a value of a plain array) and those it leaves
+// to the general path (a per-CPU array's value, a map that has no value address, a map the
+// program does not have): each gives its own pointer or fault.
+TEST(InterpHelpers, MapLdimm64Forms) {
+    const std::vector<MapDef> maps = {MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 16, .max_entries = 2},
+                                      MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 2},
+                                      MapDef{.type = BPF_MAP_TYPE_PERCPU_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 2}};
+    ExecInput in;
+    in.maps = {{MapEntry{{0, 0, 0, 0}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}},
+               {},
+               {MapEntry{{0, 0, 0, 0}, {0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8}}}};
+    // r0 = the value at (ld_imm64 src map `m`, value offset `off`) + `at` when `read`, else the
+    // ld_imm64's own value.
+    auto run = [&](uint8_t src, int32_t m, int32_t off, bool read) {
+        std::vector<Insn> p = {ldimm64_lo(1, src, m), ldimm64_hi(off)};
+        p.push_back(read ? ldx(BPF_W, 0, 1, 0) : mov64_reg(0, 1));
+        p.push_back(exit_insn());
+        Program pr = make_program(p);
+        pr.maps = maps;
+        return execute(pr, in, arch_x86_64());
+    };
+    const ExecResult fd = run(BPF_PSEUDO_MAP_FD, 1, 0, false), idx = run(BPF_PSEUDO_MAP_IDX, 1, 0, false);
+    ASSERT_EQ(fd.status, S::Ok) << fd.reason;
+    EXPECT_EQ(idx.r0, fd.r0);
+    EXPECT_NE(run(BPF_PSEUDO_MAP_FD, 0, 0, false).r0, fd.r0);  // another map, another object
+    EXPECT_EQ(run(BPF_PSEUDO_MAP_VALUE, 0, 4, true).r0, 0x08070605u);
+    EXPECT_EQ(run(BPF_PSEUDO_MAP_IDX_VALUE, 0, 12, true).r0, 0x100f0e0du);
+    EXPECT_EQ(run(BPF_PSEUDO_MAP_VALUE, 2, 4, true).r0, 0xa8a7a6a5u);  // this CPU's copy
+    const ExecResult hash_value = run(BPF_PSEUDO_MAP_VALUE, 1, 0, true);
+    EXPECT_EQ(hash_value.status, S::Fault);
+    EXPECT_NE(hash_value.reason.find("not an array"), std::string::npos) << hash_value.reason;
+    for (uint8_t src : {BPF_PSEUDO_MAP_FD, BPF_PSEUDO_MAP_VALUE}) {
+        const ExecResult missing = run(src, 3, 0, false);
+        EXPECT_EQ(missing.status, S::Fault);
+        EXPECT_EQ(missing.reason, "ld_imm64 names map 3 (program has 3)");
+    }
+}
+
 TEST(InterpCost, BpfForCyclesFollowTheModel) {
     // Per-iteration cycles from two runs: x86-64 issue-bound, arm64 bound by the 6-cycle chain.
     auto per_iter = [](const Program& p, const CostParams& cp) {

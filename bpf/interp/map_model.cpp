@@ -347,11 +347,6 @@ int64_t MapModel::remove(const uint8_t* key) {
     }
 }
 
-uint64_t MapModel::direct_value(uint32_t off) const {
-    if ((s_.kind != Kind::Array && s_.kind != Kind::InsnArray) || s_.percpu) return 0;
-    return Memory::addr(s_.obj_region, kArrayValueOffset + off);
-}
-
 uint64_t MapModel::percpu_direct_value(uint32_t off) const {
     // bpf-next percpu_array direct value: element 0's per-CPU pointer + off, off < value_size.
     if (s_.kind != Kind::Array || !s_.percpu || def_.max_entries == 0 || off >= def_.value_size) return 0;

@@ -84,7 +84,10 @@ public:
     // execution then ends with a fault, so a map half filled is never seen.
     bool user_fill(const std::vector<MapEntry>& entries);
     // Value address of array element 0 + off (ld_imm64 MAP_VALUE), 0 when not an array.
-    uint64_t direct_value(uint32_t off) const;
+    [[nodiscard]] uint64_t direct_value(uint32_t off) const {
+        if ((s_.kind != Kind::Array && s_.kind != Kind::InsnArray) || s_.percpu) return 0;
+        return Memory::addr(s_.obj_region, kArrayValueOffset + off);
+    }
     // Per-CPU pointer (kPercpuBase + ...) of element 0 + off of a per-CPU array (bpf-next: ld_imm64
     // MAP_VALUE of a PERCPU_ARRAY), 0 for any other map or off >= value_size.
     uint64_t percpu_direct_value(uint32_t off) const;

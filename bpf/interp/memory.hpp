@@ -24,6 +24,9 @@ struct Region {
     uint32_t size;
     bool writable;
     RegionKind kind;
+    // Writable, but its first write through translate() is to be noticed (Memory::watch): until
+    // then `writable` is false, so that the write leaves translate()'s fast path.
+    bool watched;
 };
 static_assert(std::is_trivial_v<Region>);
 
@@ -43,7 +46,7 @@ public:
     ~Memory() { Workspace::give_back(ws_); }
     // Adds a zero-filled region of `size` bytes; returns its index.
     uint32_t add(uint32_t size, RegionKind kind, bool writable = true) {
-        ws_->regions.push_back(Region{allocate(size), size, writable, kind});
+        ws_->regions.push_back(Region{allocate(size), size, writable, kind, false});
         sync_regions();
         return static_cast<uint32_t>(count_ - 1);
     }
@@ -55,7 +58,7 @@ public:
         if (at) std::memset(p, 0, at);
         if (n) std::memcpy(p + at, src, n);
         if (const size_t rest = size - at - n) std::memset(p + at + n, 0, rest);
-        ws_->regions.push_back(Region{p, size, writable, kind});
+        ws_->regions.push_back(Region{p, size, writable, kind, false});
         sync_regions();
         return static_cast<uint32_t>(count_ - 1);
     }
@@ -67,7 +70,7 @@ public:
         uint8_t* p = count ? allocate_bytes(stride * count) : nullptr;
         std::vector<Region>& regions = ws_->regions;
         regions.reserve(regions.size() + count);
-        for (uint32_t i = 0; i < count; ++i, p += stride) regions.push_back(Region{p, size, writable, kind});
+        for (uint32_t i = 0; i < count; ++i, p += stride) regions.push_back(Region{p, size, writable, kind, false});
         sync_regions();
         return first;
     }
@@ -78,7 +81,7 @@ public:
     uint32_t add_lazy(uint32_t size, RegionKind kind, bool writable = true) {
         const uint32_t r = static_cast<uint32_t>(count_);
         if (r >= kMaxLazy) return add(size, kind, writable);
-        ws_->regions.push_back(Region{nullptr, 0, writable, kind});
+        ws_->regions.push_back(Region{nullptr, 0, writable, kind, false});
         sync_regions();
         lazy_size_[r] = size;
         lazy_mask_ |= uint32_t{1} << r;
@@ -105,17 +108,24 @@ public:
         return kRegionBase + (static_cast<uint64_t>(region) << 32) + off;
     }
     // Host pointer for [addr, addr+size), or nullptr when the access leaves every region.
-    uint8_t* translate(uint64_t a, uint32_t size, bool write) {
-        uint64_t d = a - kRegionBase;
-        uint64_t r = d >> 32;
-        if (r >= count_) return nullptr;
-        const Region& reg = regions_[r];
-        uint64_t off = static_cast<uint32_t>(d);
-        if (off + size > reg.size) [[unlikely]]
-            return translate_lazy(static_cast<uint32_t>(r), off, size, write);
-        if (write && !reg.writable) return nullptr;
-        return reg.data + off;
+    uint8_t* translate(uint64_t a, uint32_t size, bool write) { return translate_in<false>(a, size, write); }
+    // translate() of an access of one byte or more (what every insn makes). A region such an
+    // access fits in has storage, so success is never a null pointer: the compiler is told, so
+    // that an insn's test of the result, inlined, is left with the failures to test.
+    uint8_t* translate_access(uint64_t a, uint32_t size, bool write) { return translate_in<true>(a, size, write); }
+    // Every writable region from `first` on is watched from now on: watched_written() tells
+    // whether a write through translate() reached one of them since. Writes made otherwise (the
+    // map models write their memory directly) are not seen. Costs nothing per access: a watched
+    // region is not writable until its first write, which takes translate()'s slow path.
+    void watch(uint32_t first) {
+        for (size_t r = first; r < count_; ++r) {
+            Region& reg = regions_[r];
+            if (!reg.writable) continue;
+            reg.writable = false;
+            reg.watched = true;
+        }
     }
+    [[nodiscard]] bool watched_written() const { return watched_written_; }
     Region& region(uint32_t r) { return regions_[r]; }
     [[nodiscard]] uint32_t count() const { return static_cast<uint32_t>(count_); }
     // Region index of a pointer value when it points into (or one past) a known region.
@@ -289,7 +299,35 @@ private:
         if (!is_lazy(r)) return nullptr;
         materialize(r);
         const Region& reg = regions_[r];
-        if (off + size > reg.size || (write && !reg.writable)) return nullptr;
+        if (off + size > reg.size) return nullptr;
+        if (write && !reg.writable) return translate_watched(r, off);
+        return reg.data + off;
+    }
+    template <bool kSomeBytes>
+    uint8_t* translate_in(uint64_t a, uint32_t size, bool write) {
+        uint64_t d = a - kRegionBase;
+        uint64_t r = d >> 32;
+        if (r >= count_) return nullptr;
+        const Region& reg = regions_[r];
+        uint64_t off = static_cast<uint32_t>(d);
+        if (off + size > reg.size) [[unlikely]]
+            return translate_lazy(static_cast<uint32_t>(r), off, size, write);
+        if (write && !reg.writable) [[unlikely]]
+            return translate_watched(static_cast<uint32_t>(r), off);
+        uint8_t* const p = reg.data + off;
+        // (size >= 1 fits: the region's size is not 0, and only a lazy region has no storage.)
+        if constexpr (kSomeBytes)
+            if (p == nullptr) __builtin_unreachable();
+        return p;
+    }
+    // translate() of a write to a region that is not writable: nullptr, unless the region is
+    // watched and this is its first write, which is noted and makes it writable.
+    [[gnu::noinline]] uint8_t* translate_watched(uint32_t r, uint64_t off) {
+        Region& reg = regions_[r];
+        if (!reg.watched) return nullptr;
+        reg.watched = false;
+        reg.writable = true;
+        watched_written_ = true;
         return reg.data + off;
     }
     // The region table as translate() reads it (two loads, no vector size arithmetic), redone
@@ -305,6 +343,7 @@ private:
     uint8_t* chunk_next_ = nullptr;  // free bytes of the current chunk
     size_t chunk_left_ = 0;
     uint32_t lazy_mask_ = 0;  // bit r: region r is lazy
+    bool watched_written_ = false;
     uint32_t lazy_size_[kMaxLazy];  // of lazy regions only
 };
 

@@ -171,6 +171,66 @@ TEST(InterpPreparedInput, ProgramsWithAnotherSetUpBuildTheirOwn) {
     EXPECT_NE(execute(grown, in, arch_x86_64()).maps[2], execute(writer, in, arch_x86_64()).maps[2]);
 }
 
+// A run that leaves the maps as set up takes their digests from the saved set-up, noted there by
+// the first such run. Each of these programs changes the maps in one way only (or not at all), so
+// a change that went unnoticed gives a stale digest: every run, in any order, must still give
+// exactly what a fresh execution gives.
+TEST(InterpPreparedInput, MapDigestsOfRunsThatChangeNoMap) {
+    // r0 = lookup(map m, key k) (0 when absent: then straight to the exit), then `tail`.
+    auto after_lookup = [](int32_t m, int32_t k, std::vector<Insn> tail) {
+        std::vector<Insn> v = {st(BPF_W, 10, -4, k), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, m), ldimm64_hi(0), mov64_reg(2, 10),
+                               alu64_imm(BPF_ADD, 2, -4), call_helper(BPF_FUNC_map_lookup_elem),
+                               jmp_imm(BPF_JEQ, 0, 0, static_cast<int16_t>(tail.size()))};
+        v.insert(v.end(), tail.begin(), tail.end());
+        v.push_back(exit_insn());
+        return with_maps(v);
+    };
+    // r1 = map m, r2 = fp-4 holding key k.
+    auto map_and_key = [](int32_t m, int32_t k) {
+        return std::vector<Insn>{st(BPF_W, 10, -4, k), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, m), ldimm64_hi(0), mov64_reg(2, 10),
+                                 alu64_imm(BPF_ADD, 2, -4)};
+    };
+    std::vector<Insn> update = map_and_key(1, 5);
+    for (Insn i : {st(BPF_DW, 10, -16, 0x55), mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -16), mov64_imm(4, 0),
+                   call_helper(BPF_FUNC_map_update_elem), exit_insn()})
+        update.push_back(i);
+    std::vector<Insn> remove = map_and_key(1, 3);
+    remove.push_back(call_helper(BPF_FUNC_map_delete_elem));
+    remove.push_back(exit_insn());
+    const std::vector<Program> programs = {
+        with_maps({mov64_imm(0, 0), exit_insn()}),                   // changes nothing
+        after_lookup(0, 0, {st(BPF_DW, 0, 0, 0x1234)}),               // array element 0, through its pointer
+        after_lookup(2, 1, {st(BPF_B, 0, 11, 0x77)}),                 // per-CPU array element 1
+        after_lookup(1, 3, {mov64_imm(6, 1), make(BPF_STX | BPF_DW | BPF_ATOMIC, 0, 6, 0, BPF_ADD)}),  // hash value, atomic add
+        after_lookup(0, 0, {ldx(BPF_DW, 0, 0, 0)}),                   // reads only
+        with_maps(update),                                            // inserts key 5
+        with_maps(remove),                                            // deletes key 3
+    };
+    const ExecInput in = input(5, 2, 1);
+    std::vector<ExecResult> fresh;
+    for (const Program& p : programs) {
+        fresh.push_back(execute(p, in, arch_x86_64()));
+        ASSERT_EQ(fresh.back().status, S::Ok) << fresh.back().reason;
+    }
+    for (size_t k = 1; k < programs.size(); ++k) {
+        const bool reader = k == 4;
+        EXPECT_EQ(fresh[k].map_digests == fresh[0].map_digests, reader) << "program " << k;
+    }
+    std::vector<Executable> exes;
+    for (const Program& p : programs) exes.emplace_back(p, arch_x86_64());
+    // Each program first, the others after it, every one twice.
+    for (size_t first = 0; first < programs.size(); ++first) {
+        PreparedInput prepared(in);
+        ExecResult r;
+        for (size_t n = 0; n < 2 * programs.size(); ++n) {
+            const size_t k = (first + n) % programs.size();
+            SCOPED_TRACE("first " + std::to_string(first) + ", run " + std::to_string(n) + ": program " + std::to_string(k));
+            execute(exes[k], prepared, {}, r);
+            expect_same_result(r, fresh[k]);
+        }
+    }
+}
+
 // A set-up bigger than the first chunk of the thread's storage (a 32 KiB array) is saved region
 // by region: restored, it must be the same.
 TEST(InterpPreparedInput, SetUpsBeyondOneChunk) {

@@ -27,11 +27,26 @@ std::string bytes_hex(const std::vector<uint8_t>& b, size_t from, size_t n) {
     return hex_bytes(std::span<const uint8_t>(b).subspan(from, std::min(n, b.size() - from)));
 }
 
+// The bytes of `a` and `b` from `from` on are the same (and so are their sizes).
+bool same_bytes(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t from) {
+    return a.size() == b.size() && (from >= a.size() || std::memcmp(a.data() + from, b.data() + from, a.size() - from) == 0);
+}
+
+// The divergence of `kind` that compare_runs reports, its detail made by `detail()`; with
+// `describe` false an empty one, which says only that there is a divergence (exec_diff's checks
+// that need no more than that make no text).
+template <typename Detail>
+Divergence divergence(bool describe, const char* kind, Detail&& detail) {
+    if (!describe) return Divergence{};
+    return Divergence{kind, detail()};
+}
+
 std::optional<Divergence> compare_bytes(const char* what, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t from,
-                                        int64_t base_label) {
-    if (a.size() != b.size()) return Divergence{"state-bytes-mismatch", std::string(what) + " sizes differ"};
-    // Almost always equal: one memcmp says so, the byte loop only finds where they differ.
-    if (from >= a.size() || std::memcmp(a.data() + from, b.data() + from, a.size() - from) == 0) return std::nullopt;
+                                        int64_t base_label, bool describe) {
+    if (a.size() != b.size()) return divergence(describe, "state-bytes-mismatch", [&] { return std::string(what) + " sizes differ"; });
+    // Mostly equal: one memcmp says so, the byte loop only finds where they differ.
+    if (same_bytes(a, b, from)) return std::nullopt;
+    if (!describe) return Divergence{};
     for (size_t i = from; i < a.size(); ++i)
         if (a[i] != b[i]) {
             size_t s = i & ~size_t{7};
@@ -277,43 +292,81 @@ uint32_t main_stack_depth(const Program& prog) {
     return static_cast<uint32_t>(std::min<int64_t>(d, interp::kStackSize));
 }
 
-std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth,
-                                       bool r0_full, const std::vector<MapDef>* maps) {
+namespace {
+
+// Whether compare_runs finds no divergence, decided without making one: what almost every
+// comparison of a campaign finds. It may say false where the runs do agree (map entries, the
+// digests of an insn array), never true where they do not: then first_divergence says.
+bool runs_agree(const interp::ExecResult& ref, const interp::ExecResult& cand, size_t stack_from, uint64_t r0_mask) {
+    return ref.status == cand.status && (ref.r0 & r0_mask) == (cand.r0 & r0_mask) && same_bytes(ref.stack, cand.stack, stack_from) &&
+           same_bytes(ref.ctx, cand.ctx, 0) && same_bytes(ref.packet, cand.packet, 0) &&
+           (ref.map_digests.empty() ? cand.map_digests.empty() && ref.maps.empty() && cand.maps.empty()
+                                    : ref.map_digests == cand.map_digests) &&
+           ref.effects == cand.effects;
+}
+
+// compare_runs' divergence; with `describe` false an empty one (divergence()).
+std::optional<Divergence> first_divergence(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth,
+                                           bool r0_full, const std::vector<MapDef>* maps, bool describe) {
     using S = interp::ExecResult::Status;
     if (ref.status != cand.status)
-        return Divergence{"status-mismatch", "reference " + std::string(interp::to_string(ref.status)) +
-                                                 (ref.status == S::Ok ? "" : " (" + ref.reason + ")") + ", rewritten " +
-                                                 std::string(interp::to_string(cand.status)) +
-                                                 (cand.status == S::Ok ? "" : " at pc " + std::to_string(cand.fault_pc) + " (" + cand.reason + ")")};
+        return divergence(describe, "status-mismatch", [&] {
+            return "reference " + std::string(interp::to_string(ref.status)) + (ref.status == S::Ok ? "" : " (" + ref.reason + ")") +
+                   ", rewritten " + std::string(interp::to_string(cand.status)) +
+                   (cand.status == S::Ok ? "" : " at pc " + std::to_string(cand.fault_pc) + " (" + cand.reason + ")");
+        });
     const uint64_t m = r0_full ? ~0ULL : 0xffffffffULL;
     if ((ref.r0 & m) != (cand.r0 & m))
-        return Divergence{"r0-mismatch", "r0: reference " + hex(ref.r0) + ", rewritten " + hex(cand.r0) + (r0_full ? "" : " (low 32 bits compared)")};
+        return divergence(describe, "r0-mismatch", [&] {
+            return "r0: reference " + hex(ref.r0) + ", rewritten " + hex(cand.r0) + (r0_full ? "" : " (low 32 bits compared)");
+        });
     const size_t from = interp::kStackSize - std::min<size_t>(stack_depth, interp::kStackSize);
     // Stack offsets are reported fp-relative (negative).
-    if (auto d = compare_bytes("stack", ref.stack, cand.stack, from, -static_cast<int64_t>(interp::kStackSize))) return d;
-    if (auto d = compare_bytes("ctx", ref.ctx, cand.ctx, 0, 0)) return d;
-    if (auto d = compare_bytes("packet", ref.packet, cand.packet, 0, 0)) return d;
+    if (auto d = compare_bytes("stack", ref.stack, cand.stack, from, -static_cast<int64_t>(interp::kStackSize), describe)) return d;
+    if (auto d = compare_bytes("ctx", ref.ctx, cand.ctx, 0, 0, describe)) return d;
+    if (auto d = compare_bytes("packet", ref.packet, cand.packet, 0, 0, describe)) return d;
     // Real runs always carry digests of every map (the entries only when collected); results
     // built by hand may carry entries alone.
     const bool by_digest = !ref.map_digests.empty() && !cand.map_digests.empty();
     const size_t nmaps = by_digest ? ref.map_digests.size() : ref.maps.size();
-    if (nmaps != (by_digest ? cand.map_digests.size() : cand.maps.size())) return Divergence{"map-mismatch", "different number of maps"};
+    if (nmaps != (by_digest ? cand.map_digests.size() : cand.maps.size()))
+        return divergence(describe, "map-mismatch", [] { return std::string("different number of maps"); });
     for (size_t i = 0; i < nmaps; ++i) {
         if (maps && i < maps->size() && (*maps)[i].type == isa::kMapTypeInsnArray) continue;
         if (by_digest ? ref.map_digests[i] == cand.map_digests[i] : ref.maps[i] == cand.maps[i]) continue;
-        std::string detail = "map " + std::to_string(i) + ": contents differ";
-        if (i < ref.maps.size() && i < cand.maps.size())
-            detail += " (" + std::to_string(ref.maps[i].size()) + " vs " + std::to_string(cand.maps[i].size()) + " entries)";
-        return Divergence{"map-mismatch", detail};
+        return divergence(describe, "map-mismatch", [&] {
+            std::string detail = "map " + std::to_string(i) + ": contents differ";
+            if (i < ref.maps.size() && i < cand.maps.size())
+                detail += " (" + std::to_string(ref.maps[i].size()) + " vs " + std::to_string(cand.maps[i].size()) + " entries)";
+            return detail;
+        });
     }
-    if (ref.effects != cand.effects) {
-        size_t k = 0;
-        while (k < ref.effects.size() && k < cand.effects.size() && ref.effects[k] == cand.effects[k]) ++k;
-        return Divergence{"effects-mismatch", "effect #" + std::to_string(k) + ": reference '" +
-                                                  (k < ref.effects.size() ? ref.effects[k] : std::string("<none>")) + "', rewritten '" +
-                                                  (k < cand.effects.size() ? cand.effects[k] : std::string("<none>")) + "'"};
-    }
+    if (ref.effects != cand.effects)
+        return divergence(describe, "effects-mismatch", [&] {
+            size_t k = 0;
+            while (k < ref.effects.size() && k < cand.effects.size() && ref.effects[k] == cand.effects[k]) ++k;
+            return "effect #" + std::to_string(k) + ": reference '" + (k < ref.effects.size() ? ref.effects[k] : std::string("<none>")) +
+                   "', rewritten '" + (k < cand.effects.size() ? cand.effects[k] : std::string("<none>")) + "'";
+        });
     return std::nullopt;
+}
+
+// Whether compare_runs finds a divergence, without making its text.
+bool runs_diverge(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth, bool r0_full,
+                  const std::vector<MapDef>* maps) {
+    const size_t stack_from = interp::kStackSize - std::min<size_t>(stack_depth, interp::kStackSize);
+    return !runs_agree(ref, cand, stack_from, r0_full ? ~0ULL : 0xffffffffULL) &&
+           first_divergence(ref, cand, stack_depth, r0_full, maps, false).has_value();
+}
+
+}  // namespace
+
+std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const interp::ExecResult& cand, uint32_t stack_depth,
+                                       bool r0_full, const std::vector<MapDef>* maps) {
+    const size_t stack_from = interp::kStackSize - std::min<size_t>(stack_depth, interp::kStackSize);
+    if (runs_agree(ref, cand, stack_from, r0_full ? ~0ULL : 0xffffffffULL)) [[likely]]
+        return std::nullopt;
+    return first_divergence(ref, cand, stack_depth, r0_full, maps, true);
 }
 
 Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStats* stats) {
@@ -551,7 +604,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
             for (size_t ci = 0; ci < setups[si].cands.size(); ++ci) {
                 const interp::ExecResult& cand = run(cand_slot[si][ci]);
                 if (cand.status == interp::ExecResult::Status::Unsupported ||
-                    compare_runs(*meaning, cand, depth, opts.r0_full, &prog.maps))
+                    runs_diverge(*meaning, cand, depth, opts.r0_full, &prog.maps))
                     return false;
             }
             return true;

@@ -161,6 +161,46 @@ TEST(ExecDiff, InsnArrayMapsAreNotCompared) {
     EXPECT_EQ(compare_runs(a, b, 16, false)->kind, "map-mismatch");
 }
 
+// compare_runs first asks whether the runs agree in everything at once (the common case) and only
+// then looks for the first difference: a difference in any one compared field, alone, must still
+// be found, and one in what is not compared must not be.
+TEST(ExecDiff, CompareRunsFindsEveryFieldAlone) {
+    interp::ExecResult a;
+    a.stack.assign(512, 0);
+    a.ctx.assign(64, 1);
+    a.packet.assign(64, 2);
+    a.map_digests = {11, 22};
+    a.effects = {"clock() = 1000001000", "prandom() = 7"};
+    EXPECT_FALSE(compare_runs(a, a, 16, true));
+    auto kind_with = [&](auto&& change) -> std::string {
+        interp::ExecResult b = a;
+        change(b);
+        const auto d = compare_runs(a, b, 16, true);
+        return d ? d->kind : "none";
+    };
+    EXPECT_EQ(kind_with([](auto& b) { b.status = interp::ExecResult::Status::StepBudget; }), "status-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.r0 = 1; }), "r0-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.stack[511] = 1; }), "state-bytes-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.stack[0] = 1; }), "none");  // below the program's 16 bytes
+    EXPECT_EQ(kind_with([](auto& b) { b.stack.pop_back(); }), "state-bytes-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.ctx[63] = 0; }), "state-bytes-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.ctx.clear(); }), "state-bytes-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.packet[0] = 0; }), "state-bytes-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.map_digests[1] = 23; }), "map-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.map_digests.pop_back(); }), "map-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.effects[1] = "prandom() = 8"; }), "effects-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.effects.pop_back(); }), "effects-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.steps = 99; }), "none");  // not compared
+    // Digests on one side only: the entries decide (here none on either side).
+    EXPECT_EQ(kind_with([](auto& b) { b.map_digests.clear(); }), "none");
+    a.maps = {{}, {}};
+    EXPECT_EQ(kind_with([](auto& b) { b.map_digests.clear(); }), "none");
+    EXPECT_EQ(kind_with([](auto& b) { b.map_digests.clear(), b.maps.pop_back(); }), "map-mismatch");
+    EXPECT_EQ(kind_with([](auto& b) { b.map_digests.clear(), b.maps[1] = {interp::MapEntry{{0}, {1}}}; }), "map-mismatch");
+    a.map_digests.clear();
+    EXPECT_EQ(kind_with([](auto& b) { b.maps[0] = {interp::MapEntry{{0}, {1}}}; }), "map-mismatch");
+}
+
 TEST(ExecDiff, UnmodelledHelperIsSkipNotFailOrPass) {
     // bpf_get_func_ip (173) has no reference model: the oracle cannot judge the program (whose
     // division by a register the passes guard, so that there is a rewrite to compare).
