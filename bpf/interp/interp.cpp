@@ -354,8 +354,10 @@ private:
     bool tracing_helper(uint32_t pc, int32_t id, uint64_t& ret);
     enum class SkbLoad : uint8_t { Ok, OutOfPacket, NotSkb };
     SkbLoad skb_load(uint64_t skb, int32_t offset, uint32_t size, uint64_t& value);
-    bool map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const;
-    // map_ldimm64() of the common forms, inline in loop(): the map (MAP_FD, MAP_IDX) or a value of
+    // The map ld_imm64s map_ldimm64_direct() leaves (it returned 0): a per-CPU array's value, or a
+    // fault with its reason in `why`.
+    bool map_ldimm64_rest(const DInsn& d, uint64_t& out, std::string& why) const;
+    // A map ld_imm64 of the common forms, inline in loop(): the map (MAP_FD, MAP_IDX) or a value of
     // an array (MAP_VALUE, MAP_IDX_VALUE); 0 for any other (a map pointer is never 0).
     uint64_t map_ldimm64_direct(const DInsn& d) const {
         const uint64_t index = static_cast<uint32_t>(d.imm);
@@ -973,12 +975,12 @@ void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
         d.off = hi.imm;
         return;
     }
-    // Resolved when executed (Machine::map_ldimm64): map addresses belong to one execution's
-    // memory, and the per-CPU copy to its input's CPU.
+    // Resolved when executed (Machine::map_ldimm64_direct, then map_ldimm64_rest): map addresses
+    // belong to one execution's memory, and the per-CPU copy to its input's CPU.
     d.op = LDIMM64_MAP;
     d.src = i.src_reg;
     d.off = hi.imm;  // value offset (the *_VALUE forms)
-    d.imm = i.imm;   // map index (Machine::map_ldimm64 reads it unsigned)
+    d.imm = i.imm;   // map index (read unsigned when executed)
     // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i) is recognised
     // by the BPF_MOV64_PERCPU_REG right after the pair.
     d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) && prog_.insns[pc + 2].off == passes::kAddrPercpuOff &&
@@ -1223,15 +1225,13 @@ bool Machine::tracing_helper(uint32_t pc, int32_t id, uint64_t& ret) {
 
 // The value of a map ld_imm64 (BPF_PSEUDO_MAP_FD/IDX: the map; *_VALUE: an address in its value)
 // in this execution's memory; false with the reason when the program names no such map or value.
-// map_ldimm64's fault for a map index the program does not have. Out of line, as too_deep().
+// A map ld_imm64's fault for a map index the program does not have. Out of line, as too_deep().
 [[gnu::noinline, gnu::cold]] bool Machine::no_such_map(uint64_t index, std::string& why) const {
     why = "ld_imm64 names map " + std::to_string(index) + " (program has " + std::to_string(maps_.size()) + ")";
     return false;
 }
 
-bool Machine::map_ldimm64(const DInsn& d, uint64_t& out, std::string& why) const {
-    out = map_ldimm64_direct(d);
-    if (out != 0) return true;
+bool Machine::map_ldimm64_rest(const DInsn& d, uint64_t& out, std::string& why) const {
     const uint64_t index = static_cast<uint32_t>(d.imm);
     if (index >= maps_.size()) [[unlikely]]
         return no_such_map(index, why);
@@ -1909,7 +1909,7 @@ L_LDIMM64_MAP: {
         r[ip->dst] = v;
     } else {
         std::string why;
-        if (!map_ldimm64(*ip, r[ip->dst], why)) PF_FAULT(std::move(why));
+        if (!map_ldimm64_rest(*ip, r[ip->dst], why)) PF_FAULT(std::move(why));
     }
     if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
     ip += 2;
