@@ -9,6 +9,7 @@
 #include "bpf/arch/arch_profile.hpp"
 #include "bpf/patch/side_by_side.hpp"
 #include "bpf/util/check.hpp"
+#include "bpf/util/thread_lease.hpp"
 #include "oracles/exec/exec_diff.hpp"
 #include "oracles/smt/inline_equiv.hpp"
 #include "oracles/smt/jump_oracle.hpp"
@@ -147,38 +148,6 @@ private:
     size_t internal_others_ = 0;
     bool has_others_ = false;
     std::optional<RecordingPatcher> recorder_;
-};
-
-// This thread's CasePatchers, made anew when a case asks for another set. A case run while the
-// thread's set is in use (run_case is not re-entered today), and a case with an external plugin,
-// which may keep state of its own between calls, get a set of their own.
-class PatchersLease {
-public:
-    PatchersLease(const std::vector<std::string>& names, bool with_others, patch::Patcher* external,
-                  const std::string& external_name, bool keep_programs) {
-        thread_local std::optional<CasePatchers> mine;
-        thread_local bool busy = false;
-        if (external == nullptr && !busy) {
-            if (!mine || !mine->serves(names, with_others, external, keep_programs))
-                mine.emplace(names, with_others, external, external_name, keep_programs);
-            set_ = &*mine;
-            busy_ = &busy;
-            busy = true;
-        } else {
-            set_ = &own_.emplace(names, with_others, external, external_name, keep_programs);
-        }
-    }
-    ~PatchersLease() {
-        if (busy_ != nullptr) *busy_ = false;
-    }
-    PatchersLease(const PatchersLease&) = delete;
-    PatchersLease& operator=(const PatchersLease&) = delete;
-    CasePatchers* operator->() const { return set_; }
-
-private:
-    std::optional<CasePatchers> own_;
-    CasePatchers* set_ = nullptr;
-    bool* busy_ = nullptr;
 };
 
 // The programs a thread's cases rewrite, kept from one case to the next: a copy assigned into one
@@ -411,10 +380,16 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     // One reference and one of each other patcher serve every profile (and, kept per thread, every
     // case). Every other patcher applies each batch too (to a copy) when an oracle reads their
     // agreement: the per-batch ones, and exec, which then need not rewrite with them again.
-    PatchersLease patchers(patcher_names, per_batch || exec, per_batch ? cfg.external : nullptr, cfg.external_name, smt_jump);
-    const size_t internal_others = patchers->internal_others();
-    RecordingPatcher& recorder = patchers->recorder();
-    patch::Patcher& driver = per_batch || patchers->has_others() ? static_cast<patch::Patcher&>(recorder) : patchers->reference();
+    // A case with an external plugin, which may keep state of its own between calls, gets a set
+    // of its own; the thread's set is made anew when a case asks for another one.
+    patch::Patcher* const external = per_batch ? cfg.external : nullptr;
+    ThreadLease<std::optional<CasePatchers>> lease(external != nullptr);
+    if (!*lease || !(*lease)->serves(patcher_names, per_batch || exec, external, smt_jump))
+        lease->emplace(patcher_names, per_batch || exec, external, cfg.external_name, smt_jump);
+    CasePatchers& patchers = **lease;
+    const size_t internal_others = patchers.internal_others();
+    RecordingPatcher& recorder = patchers.recorder();
+    patch::Patcher& driver = per_batch || patchers.has_others() ? static_cast<patch::Patcher&>(recorder) : patchers.reference();
 
     for (size_t ai = 0; ai < cfg.arches.size(); ++ai) {
         const std::string& arch_name = cfg.arches[ai];

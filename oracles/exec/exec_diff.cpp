@@ -16,6 +16,7 @@
 #include "bpf/patch/patch.hpp"
 #include "bpf/util/check.hpp"
 #include "bpf/util/hex.hpp"
+#include "bpf/util/thread_lease.hpp"
 #include "oracles/exec/zext_facts.hpp"
 
 namespace patchfuzz::oracles::exec {
@@ -95,40 +96,17 @@ std::string fault_class(const interp::ExecResult& r) {
     return out;
 }
 
-// What the runs of a case write into and start from, kept per thread from one exec_diff() to the
-// next so that their storage is reused (a case's generated input holds tens of map entries, each
-// result a few vectors: allocations that every case would otherwise make again). A call made
+// What the runs of a case write into and start from, leased per thread from one exec_diff() to
+// the next so that their storage is reused (a case's generated input holds tens of map entries,
+// each result a few vectors: allocations that every case would otherwise make again). A call made
 // while the thread's are in use (exec_diff judging a corrected program from inside a run of
-// inputs) gets buffers of its own.
+// inputs) gets buffers of its own (ThreadLease).
 struct RunBuffers {
     interp::ExecInput generated;
     std::vector<interp::ExecResult> results;
     interp::PreparedInput prepared;
     std::vector<char> ran;
     std::vector<std::pair<size_t, size_t>> compared;
-    bool busy = false;
-
-    class Lease {
-    public:
-        Lease() {
-            static thread_local RunBuffers mine;
-            if (!mine.busy) {
-                b_ = &mine;
-            } else {
-                own_ = std::make_unique<RunBuffers>();
-                b_ = own_.get();
-            }
-            b_->busy = true;
-        }
-        ~Lease() { b_->busy = false; }
-        Lease(const Lease&) = delete;
-        Lease& operator=(const Lease&) = delete;
-        RunBuffers* operator->() const { return b_; }
-
-    private:
-        std::unique_ptr<RunBuffers> own_;
-        RunBuffers* b_ = nullptr;
-    };
 };
 
 passes::RewriteOptions ro_for(const ExecDiffOptions& opts, const ArchProfile& a) {
@@ -571,7 +549,7 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     interp::ExecOptions eo;
     eo.collect_maps = false;  // compared by digest; a divergence is re-run with entries for its report
     const uint32_t total = static_cast<uint32_t>(opts.given.size()) + opts.inputs;
-    RunBuffers::Lease buffers;
+    ThreadLease<RunBuffers> buffers;
     // One result per runnable, rewritten by every input's run (their buffers are reused, also
     // from the cases before: a run clears its result first).
     std::vector<interp::ExecResult>& results = buffers->results;
