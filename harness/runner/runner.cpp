@@ -440,6 +440,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(c.program))
                              : last_arch     ? rewritten_per_arch.emplace_back(std::move(*base->after_prefix))
                                              : rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(*base->after_prefix));
+        if (base != nullptr && last_arch) base->after_prefix.reset();  // moved out: not one to give back
         // Only worth a copy when a later profile may start from it.
         const bool keep_prefix = base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
         patch::PatchOutcome final_outcome;
