@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "gen/program_edit.hpp"
 #include "gen/shape_check.hpp"
@@ -47,6 +48,19 @@ ShrinkMeasure shrink_measure(const Program& p) {
     return m;
 }
 
+std::optional<Program> without_nops(const Program& p) {
+    Program c = p;
+    bool any = false;
+    // From the back, so that earlier indices stay put.
+    for (uint32_t i = c.len(); i-- > 0;)
+        if (is_nop(c.insns[i]) && !(i > 0 && isa::is_ldimm64(c.insns[i - 1]))) {
+            remove_range(c, i, i + 1);
+            any = true;
+        }
+    if (!any) return std::nullopt;
+    return c;
+}
+
 std::vector<Program> shrink_candidates(const Program& p, size_t max_candidates) {
     std::vector<Program> out;
     const ShrinkMeasure base = shrink_measure(p);
@@ -86,17 +100,8 @@ std::vector<Program> shrink_candidates(const Program& p, size_t max_candidates) 
         remove_range(c, s, e);
         offer(std::move(c));
     }
-    // 2. delete every nop at once (from the back, so earlier indices stay put)
-    {
-        Program c = p;
-        bool any = false;
-        for (uint32_t i = c.len(); i-- > 0;)
-            if (is_nop(c.insns[i]) && !second_slot(i)) {
-                remove_range(c, i, i + 1);
-                any = true;
-            }
-        if (any) offer(std::move(c));
-    }
+    // 2. delete every nop at once
+    if (std::optional<Program> c = without_nops(p)) offer(std::move(*c));
     // 3. runs of insns -> ja +0 (halves, quarters, ... then singles)
     auto nop_out = [&](uint32_t s, uint32_t e) {
         Program c = p;

@@ -8,6 +8,7 @@
 //   nops, drop side-table entries and aux facts, shrink immediates and jump offsets.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "bpf/program/program.hpp"
@@ -17,6 +18,9 @@ namespace patchfuzz::gen {
 // (insns, insns that are not `ja +0`, side-table entries + aux facts, sum of |imm| + |off|)
 using ShrinkMeasure = std::array<uint64_t, 4>;
 ShrinkMeasure shrink_measure(const Program& p);
+
+// `p` with every `ja +0` deleted (jumps repaired), or nullopt when it has none.
+std::optional<Program> without_nops(const Program& p);
 
 // At most `max_candidates` candidates (0 = no limit), in the order above.
 std::vector<Program> shrink_candidates(const Program& p, size_t max_candidates = 512);

@@ -34,3 +34,13 @@ add_test(NAME fuzz_kernel_oracle_bad_tag COMMAND $<TARGET_FILE:patchfuzz> fuzz -
 set_tests_properties(fuzz_kernel_oracle_bad_tag PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz fuzz: --kernel takes 6.1 or 6.12")
 add_test(NAME fuzz_kernel_oracle_bad_batch COMMAND $<TARGET_FILE:patchfuzz> fuzz --oracles kernel --kernel-batch 0)
 set_tests_properties(fuzz_kernel_oracle_bad_batch PROPERTIES PASS_REGULAR_EXPRESSION "--kernel-batch takes a whole number from 1 to 100000")
+
+# `kernel minimize` and `fuzz --kernel-profile`: bad usage is exit 2 with a precise message, before any VM.
+add_test(NAME kernel_cli_minimize_needs_one_case COMMAND $<TARGET_FILE:patchfuzz> kernel minimize)
+set_tests_properties(kernel_cli_minimize_needs_one_case PROPERTIES PASS_REGULAR_EXPRESSION "minimize takes exactly one case file")
+add_test(NAME kernel_cli_minimize_missing_case COMMAND $<TARGET_FILE:patchfuzz> kernel minimize /nonexistent/x.case)
+set_tests_properties(kernel_cli_minimize_missing_case PROPERTIES PASS_REGULAR_EXPRESSION "/nonexistent/x.case")
+add_test(NAME kernel_cli_minimize_bad_rounds COMMAND $<TARGET_FILE:patchfuzz> kernel minimize x.case --rounds 0)
+set_tests_properties(kernel_cli_minimize_bad_rounds PROPERTIES PASS_REGULAR_EXPRESSION "--rounds needs a positive number, got '0'")
+add_test(NAME fuzz_kernel_profile_needs_the_oracle COMMAND $<TARGET_FILE:patchfuzz> fuzz --kernel-profile 6.1 --runs 1)
+set_tests_properties(fuzz_kernel_profile_needs_the_oracle PROPERTIES PASS_REGULAR_EXPRESSION "--kernel-profile is the kernel oracle's")

@@ -3,6 +3,7 @@
 // PatchBatches to whichever Patcher it is given (it cannot tell which; it never reads patched
 // code back within one batch). Passes run in the kernel's order (spec/patching.md §5.1).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,13 @@ enum class IterInline : uint8_t { V4, V1, V3, Off };
 
 // Which kernel's rewrite rules to follow where they differ (issue 9): bpf-next (default), 6.1, 6.12.
 enum class KernelProfile : uint8_t { BpfNext, K6_1, K6_12 };
+// The profile a command line names: "6.1", "6.12" or "bpf-next"; nullopt for anything else.
+inline std::optional<KernelProfile> kernel_profile_named(std::string_view name) {
+    if (name == "6.1") return KernelProfile::K6_1;
+    if (name == "6.12") return KernelProfile::K6_12;
+    if (name == "bpf-next") return KernelProfile::BpfNext;
+    return std::nullopt;
+}
 
 // A field added here must also be compared by options_alike_but_arch() (pipeline.cpp).
 struct RewriteOptions {

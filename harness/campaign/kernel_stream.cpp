@@ -22,16 +22,6 @@ namespace {
 // programs the in-process oracles see.
 constexpr uint64_t kKernelSeedSalt = 0x6b65726e656c3132ULL;  // "kernel12"
 
-const char* divergence_of(const kernel::CaseOutcome& o) {
-    switch (o.agreement) {
-        case kernel::Agreement::Differ: return "xlated-differ";
-        case kernel::Agreement::ModelFailed: return "model-failed";
-        case kernel::Agreement::Crashed: return "vm-crashed";
-        default: break;
-    }
-    return o.runs_agree() ? nullptr : "run-mismatch";
-}
-
 std::string verdict_text(const kernel::CaseOutcome& o, const std::string& tag, const std::string& release) {
     std::ostringstream v;
     v << "kernel " << tag << " (" << release << "): " << kernel::to_string(o.agreement) << "\n";
@@ -67,17 +57,34 @@ struct KernelStream::State {
         const bool new_bucket = claim.new_bucket;
         const std::string replay = "patchfuzz kernel check " + case_path.string() + " --kernel " + cfg.tag + " --run";
         if (new_bucket) {
-            Case c;
-            c.program = kc.program;
-            c.inputs = kc.inputs;
-            c.seed = batch_seed;
-            c.comments = {"found-by: patchfuzz fuzz --oracles kernel --kernel " + cfg.tag + " --seed " +
-                              std::to_string(cfg.seed) + " (kernel batch seed " + std::to_string(batch_seed) +
-                              ", program " + std::to_string(index) + ")",
-                          "signature: " + signature, "replay: " + replay};
-            // The verdict first: repro.case's presence marks a complete bucket.
-            (void)write_file_atomic((bucket / "verdict.txt").string(), verdict_text(o, cfg.tag, fig.release));
-            (void)write_case_file_atomic(c, case_path.string());
+            const std::string found_by = "found-by: patchfuzz fuzz --oracles kernel --kernel " + cfg.tag + " --seed " +
+                                         std::to_string(cfg.seed) + " (kernel batch seed " + std::to_string(batch_seed) +
+                                         ", program " + std::to_string(index) + ")";
+            auto as_case = [&](const kernel::KernelCase& k, std::vector<std::string> comments) {
+                Case c;
+                c.program = k.program;
+                c.inputs = k.inputs;
+                c.seed = batch_seed;
+                c.comments = std::move(comments);
+                return c;
+            };
+            kernel::KernelMinimizeOptions mo = cfg.minimize;
+            // A campaign that ends normally waits for it (a finding is worth its budget); one that
+            // is interrupted does not.
+            mo.stop = [] { return g_stop_campaign.load(); };
+            kernel::KernelMinimizeResult m{kc, o, 0, 0, 0, "not minimized"};
+            if (mo.max_rounds > 0)
+                m = kernel::minimize_kernel_finding(kc, o, [this](const std::vector<kernel::KernelCase>& cases) {
+                    return kernel::check_cases(cases, cfg.check);
+                }, mo);
+            const std::string how = "minimized " + std::to_string(kc.program.len()) + " -> " + std::to_string(m.minimized.program.len()) +
+                                    " insns in " + std::to_string(m.rounds) + " VM boots (" + std::to_string(m.tried) +
+                                    " candidates; ended: " + m.ended + ")";
+            // The verdict and the original first: repro.case's presence marks a complete bucket.
+            (void)write_file_atomic((bucket / "verdict.txt").string(), verdict_text(m.outcome, cfg.tag, fig.release) + how + "\n");
+            (void)write_case_file_atomic(as_case(kc, {found_by, "signature: " + signature}), (bucket / "original.case").string());
+            (void)write_case_file_atomic(as_case(m.minimized, {found_by, how, "signature: " + signature, "replay: " + replay}),
+                                         case_path.string());
         }
         sink(new_bucket, signature, bucket.string(), replay);
     }
@@ -115,7 +122,7 @@ struct KernelStream::State {
             fig.release = rep->release;
         }
         for (size_t i = 0; i < rep->cases.size(); ++i)
-            if (const char* d = divergence_of(rep->cases[i])) file_finding(cases[i], rep->cases[i], d, batch_seed, i);
+            if (const char* d = kernel::divergence_of(rep->cases[i])) file_finding(cases[i], rep->cases[i], d, batch_seed, i);
     }
 
     void loop() {

@@ -8,15 +8,18 @@
 //
 // Every disagreement is a finding: bucketed by a signature
 // "kernel-<tag>/-/-/<xlated-differ|model-failed|vm-crashed|run-mismatch>/x86_64", written
-// atomically to OUT/findings/<slug>/ as repro.case (the generated program and its inputs),
-// verdict.txt (the diff, the log tail) and hits. Kernel findings are not minimized (each
-// minimization step would be a VM boot); the replay line re-checks the case in the VM.
+// atomically to OUT/findings/<slug>/ as repro.case (the finding minimized), original.case (the
+// generated program and its inputs), verdict.txt (the minimized case's diff and log tail, and how
+// it was minimized) and hits. A new bucket's finding is minimized in rounds of VM boots
+// (harness/kernel/kernel_minimize.hpp) within a budget (a campaign that ends waits for it; an
+// interrupted one does not); the replay line re-checks the minimized case in the VM.
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "harness/kernel/kernel_check.hpp"
+#include "harness/kernel/kernel_minimize.hpp"
 
 namespace patchfuzz::harness {
 
@@ -26,6 +29,9 @@ struct KernelStreamConfig {
     uint32_t batch = 200;              // programs per VM boot
     uint64_t seed = 1;                 // batch b generates from case_seed(seed ^ salt, b)
     std::string out_dir;
+    // Budget of each new bucket's minimization (its `stop` is the campaign's interruption);
+    // max_rounds 0: none.
+    kernel::KernelMinimizeOptions minimize{.max_rounds = 12, .per_round = 512, .max_seconds = 120, .stop = {}};
 };
 
 struct KernelStreamFigures {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bpf/arch/arch_profile.hpp"
+#include "bpf/passes/pass.hpp"
 #include "bpf/patch/patch.hpp"
 #include "gen/profiles.hpp"
 #include "harness/campaign/campaign.hpp"
@@ -25,7 +26,8 @@ void fuzz_usage(std::FILE* out) {
                  "usage: patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]\n"
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
                  "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
-                 "                      [--kernel 6.1|6.12] [--kernel-batch N] [--known DIR | --no-known]\n\n"
+                 "                      [--kernel 6.1|6.12] [--kernel-profile P] [--kernel-batch N]\n"
+                 "                      [--known DIR | --no-known]\n\n"
                  "Generate valid BPF programs, run the kernel's rewrite passes with the incremental (kernel\n"
                  "model) and the batched patcher under each arch profile, and check every result with the\n"
                  "oracles. Failures are minimized, bucketed by semantic signature and written atomically to\n"
@@ -39,6 +41,8 @@ void fuzz_usage(std::FILE* out) {
                  "                   under qemu (xlated vs our model, test runs vs our interpreter); needs\n"
                  "                   `patchfuzz kernel fetch --kernel K` first\n"
                  "  --kernel K       the kernel oracle's Debian kernel: 6.1 or 6.12 (default 6.12)\n"
+                 "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12 or bpf-next\n"
+                 "                   (default: as --kernel). Each new kernel finding is minimized in VM boots.\n"
                  "  --kernel-batch N programs per VM boot (default 200)\n"
                  "  --arch LIST      comma list of x86_64,arm64,jit32 (default all three)\n"
                  "  --profile NAME   generate programs shaped like a real workload (see `patchfuzz gen --help`)\n"
@@ -83,7 +87,7 @@ void on_signal(int) { harness::g_stop_campaign.store(true); }
 int cmd_fuzz(Args args) {
     harness::CampaignConfig cfg;
     bool json = false, have_seconds = false, want_kernel = false, no_known = false, have_known = false;
-    std::string plugin, kernel_tag = "6.12";
+    std::string plugin, kernel_tag = "6.12", kernel_profile;
     uint32_t kernel_batch = 200;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
@@ -133,6 +137,9 @@ int cmd_fuzz(Args args) {
         } else if (a == "--kernel") {
             if (!value(kernel_tag) || (kernel_tag != "6.1" && kernel_tag != "6.12"))
                 return bad("--kernel takes 6.1 or 6.12");
+        } else if (a == "--kernel-profile") {
+            if (!value(kernel_profile) || !passes::kernel_profile_named(kernel_profile))
+                return bad("--kernel-profile takes 6.1, 6.12 or bpf-next");
         } else if (a == "--kernel-batch") {
             if (!value(v) || !parse_u64(v, n) || n == 0 || n > 100000)
                 return bad("--kernel-batch takes a whole number from 1 to 100000");
@@ -169,6 +176,7 @@ int cmd_fuzz(Args args) {
         }
     }
     if (!have_seconds && cfg.runs == 0) cfg.seconds = 20;
+    if (!kernel_profile.empty() && !want_kernel) return bad("--kernel-profile is the kernel oracle's: add kernel to --oracles");
     if (no_known && have_known) return bad("--known and --no-known exclude each other");
     if (no_known) {
         cfg.known_dir.clear();
@@ -190,6 +198,7 @@ int cmd_fuzz(Args args) {
         if (!co) return bad("kernel oracle: " + co.error().to_string());
         if (!kernel::find_in_path(co->vm.qemu)) return bad("kernel oracle: '" + co->vm.qemu + "' not found (install qemu-system-x86)");
         co->run = true;
+        if (!kernel_profile.empty()) co->profile = *passes::kernel_profile_named(kernel_profile);
         cfg.kernel = harness::KernelStreamConfig{.tag = kernel_tag, .check = *co, .batch = kernel_batch};
     }
     std::signal(SIGINT, on_signal);

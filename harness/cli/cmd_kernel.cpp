@@ -2,6 +2,8 @@
 //   kernel fetch [--kernel 6.1|6.12] [--cache DIR]
 //   kernel check CASES... [--kernel 6.12] [--kernel-profile 6.1|6.12|bpf-next] [--run] [--json] ...
 //   kernel gen [--count N] [--seed S] [--kernel 6.12] ...   (verifier-acceptable generation)
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_check.hpp"
 #include "harness/kernel/kernel_image.hpp"
+#include "harness/kernel/kernel_minimize.hpp"
 #include "harness/kernel/process.hpp"
 #include "harness/kernel/vm_runner.hpp"
 
@@ -28,6 +31,7 @@ constexpr const char* kUsage =
     "usage: patchfuzz kernel fetch [--kernel 6.1|6.12] [--cache DIR]\n"
     "       patchfuzz kernel check CASE... [--kernel 6.1|6.12] [options]\n"
     "       patchfuzz kernel gen [--count N] [--seed S] [--kernel 6.1|6.12] [options]\n"
+    "       patchfuzz kernel minimize CASE [--out FILE] [--rounds N] [--seconds S] [options]\n"
     "       patchfuzz kernel status [--kernel 6.1|6.12] [--cache DIR]\n"
     "\n"
     "Real Linux verifiers under qemu (TCG; KVM when /dev/kvm runs a guest: probed once per host\n"
@@ -44,6 +48,11 @@ constexpr const char* kUsage =
     "status exit 0 when the kernel is cached and qemu and the guest loader are usable, else 2.\n"
     "gen    the same over N verifier-acceptable generated programs (gen/acceptable_gen.hpp);\n"
     "       reports the acceptance rate and the agreement.\n"
+    "minimize  shrink a disagreeing case (from `gen --save`, a campaign's kernel finding, or your own)\n"
+    "       to the smallest program the real verifier still accepts and that still disagrees the same\n"
+    "       way (same class and first difference); each round judges every shrink candidate in one VM\n"
+    "       boot (harness/kernel/kernel_minimize.hpp). Writes FILE (default CASE.min.case) atomically,\n"
+    "       with the real-vs-model report of the result; exit 1 when the case does not disagree.\n"
     "\n"
     "options:\n"
     "  --kernel T          kernel to boot: 6.1 or 6.12 (default 6.12)\n"
@@ -59,9 +68,12 @@ constexpr const char* kUsage =
     "  --prog-type N       BPF_PROG_TYPE of raw .bin inputs (default 1, socket filter)\n"
     "  --count N --seed S  gen: how many programs, and the seed (printed)\n"
     "  --save DIR          gen: write every disagreeing or rejected program as DIR/<seed>-<i>.case\n"
+    "  --out FILE          minimize: where the minimized case goes (default CASE.min.case)\n"
+    "  --rounds N          minimize: at most N rounds, one VM boot each (default 16)\n"
+    "  --seconds S         minimize: no round starts after S seconds (default 300)\n"
     "\n"
-    "exit: 0 all agree, 1 a disagreement (or a crash, or --expect-accept and a rejection), 2 usage/input\n"
-    "errors or no usable qemu/kernel.\n";
+    "exit: 0 all agree (minimize: minimized), 1 a disagreement (or a crash, or --expect-accept and a\n"
+    "rejection; minimize: nothing to minimize), 2 usage/input errors or no usable qemu/kernel.\n";
 
 int usage_error(const std::string& msg) {
     std::fprintf(stderr, "patchfuzz kernel: %s (see --help)\n", msg.c_str());
@@ -79,6 +91,8 @@ struct Opts {
     uint32_t prog_type = 1;
     uint64_t count = 1000, seed = 1;
     std::string save;
+    std::string out;
+    uint64_t rounds = 16, seconds = 300;
     std::vector<std::string> files;
 };
 
@@ -90,7 +104,7 @@ bool parse_u64(const char* s, uint64_t& v) {
 }
 
 int parse(Args args, Opts& o) {
-    if (args.empty()) return usage_error("missing subcommand (fetch, check, gen, status)");
+    if (args.empty()) return usage_error("missing subcommand (fetch, check, gen, minimize, status)");
     o.sub = args[0];
     for (size_t i = 1; i < args.size(); i++) {
         std::string a = args[i];
@@ -112,6 +126,8 @@ int parse(Args args, Opts& o) {
             if (!value(o.cache)) return usage_error("--cache needs a value");
         } else if (a == "--save") {
             if (!value(o.save)) return usage_error("--save needs a value");
+        } else if (a == "--out") {
+            if (!value(o.out)) return usage_error("--out needs a value");
         } else if (a == "--run") {
             o.run = true;
         } else if (a == "--json") {
@@ -122,7 +138,8 @@ int parse(Args args, Opts& o) {
             o.expect_accept = true;
         } else if (a == "--no-compare") {
             o.compare = false;
-        } else if (a == "--per-boot" || a == "--timeout" || a == "--prog-type" || a == "--count" || a == "--seed") {
+        } else if (a == "--per-boot" || a == "--timeout" || a == "--prog-type" || a == "--count" || a == "--seed" ||
+                   a == "--rounds" || a == "--seconds") {
             if (!value(v) || !parse_u64(v.c_str(), n) || (a != "--seed" && n == 0))
                 return usage_error(a + " needs a positive number, got '" + v + "'");
             if (a == "--per-boot") o.per_boot = n;
@@ -130,6 +147,8 @@ int parse(Args args, Opts& o) {
             if (a == "--prog-type") o.prog_type = static_cast<uint32_t>(n);
             if (a == "--count") o.count = n;
             if (a == "--seed") o.seed = n;
+            if (a == "--rounds") o.rounds = n;
+            if (a == "--seconds") o.seconds = n;
         } else if (!a.empty() && a[0] == '-') {
             return usage_error("unknown option '" + a + "'");
         } else {
@@ -138,16 +157,10 @@ int parse(Args args, Opts& o) {
     }
     if (o.kernel != "6.1" && o.kernel != "6.12") return usage_error("unknown kernel '" + o.kernel + "' (6.1 or 6.12)");
     if (o.profile.empty()) o.profile = o.kernel;
-    if (o.profile != "6.1" && o.profile != "6.12" && o.profile != "bpf-next")
+    if (!passes::kernel_profile_named(o.profile))
         return usage_error("unknown kernel profile '" + o.profile + "' (6.1, 6.12 or bpf-next)");
     if (o.cache.empty()) o.cache = kernel::default_cache_dir();
     return -1;
-}
-
-passes::KernelProfile profile_of(const std::string& p) {
-    if (p == "6.1") return passes::KernelProfile::K6_1;
-    if (p == "6.12") return passes::KernelProfile::K6_12;
-    return passes::KernelProfile::BpfNext;
 }
 
 Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type) {
@@ -172,7 +185,7 @@ Expected<kernel::CheckOptions> check_options(const Opts& o) {
     if (!base) return base.error();
     kernel::CheckOptions co = *base;
     co.vm.timeout_s = o.timeout;
-    co.profile = profile_of(o.profile);
+    co.profile = *passes::kernel_profile_named(o.profile);
     co.run = o.run;
     co.compare = o.compare;
     co.per_boot = o.per_boot;
@@ -273,6 +286,60 @@ int do_gen(const Opts& o) {
     return report(o, *r);
 }
 
+int do_minimize(const Opts& o) {
+    if (o.files.size() != 1) return usage_error("minimize takes exactly one case file");
+    const std::string& in = o.files[0];
+    auto c = load_input(in, o.prog_type);
+    if (!c) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
+        return 2;
+    }
+    auto co = check_options(o);
+    if (!co) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
+        return 2;
+    }
+    const kernel::BatchChecker check = [&co](const std::vector<kernel::KernelCase>& cases) { return kernel::check_cases(cases, *co); };
+    auto first = check({*c});
+    if (!first) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", first.error().to_string().c_str());
+        return 2;
+    }
+    const kernel::CaseOutcome& found = first->cases.at(0);
+    const char* divergence = kernel::divergence_of(found);
+    if (divergence == nullptr) {
+        std::fprintf(stderr, "patchfuzz kernel: %s: %s on %s: nothing to minimize\n", in.c_str(),
+                     std::string(kernel::to_string(found.agreement)).c_str(), first->release.c_str());
+        return 1;
+    }
+    std::fprintf(stderr, "patchfuzz kernel: %s: %s (%s) on %s, %u insns; minimizing\n", in.c_str(), divergence, found.key.c_str(),
+                 first->release.c_str(), c->program.len());
+    kernel::KernelMinimizeOptions mo;
+    mo.max_rounds = static_cast<uint32_t>(std::min<uint64_t>(o.rounds, UINT32_MAX));
+    mo.max_seconds = static_cast<double>(o.seconds);
+    const kernel::KernelMinimizeResult m = kernel::minimize_kernel_finding(*c, found, check, mo);
+    harness::Case out;
+    out.program = m.minimized.program;
+    out.inputs = m.minimized.inputs;
+    out.comments.push_back("minimized-by: patchfuzz kernel minimize " + in + " --kernel " + o.kernel + " --kernel-profile " + o.profile +
+                           (o.run ? " --run" : "") + " (" + std::to_string(c->program.len()) + " -> " +
+                           std::to_string(m.minimized.program.len()) + " insns, " + std::to_string(m.rounds) + " boots, " +
+                           std::to_string(m.tried) + " candidates, ended: " + m.ended + ")");
+    out.comments.push_back(std::string("signature: kernel-") + o.kernel + "/-/-/" + divergence + "/x86_64 (" + m.outcome.key + ")");
+    const std::string path = o.out.empty() ? in + ".min.case" : o.out;
+    if (auto s = harness::write_case_file_atomic(out, path); !s) {
+        std::fprintf(stderr, "patchfuzz kernel: %s\n", s.error().to_string().c_str());
+        return 2;
+    }
+    kernel::CaseOutcome shown = m.outcome;
+    shown.name = path;
+    kernel::print_case_outcome(std::cout, shown);
+    std::printf("minimized %s: %u -> %u insns, %zu -> %zu inputs, %u boots, %llu candidates judged (ended: %s) -> %s\n", in.c_str(),
+                c->program.len(), m.minimized.program.len(), c->inputs.size(), m.minimized.inputs.size(), m.rounds,
+                static_cast<unsigned long long>(m.tried), m.ended.c_str(), path.c_str());
+    return 0;
+}
+
 }  // namespace
 
 int cmd_kernel(Args args) {
@@ -282,12 +349,13 @@ int cmd_kernel(Args args) {
     if (o.sub == "fetch") return do_fetch(o);
     if (o.sub == "check") return do_check(o);
     if (o.sub == "gen") return do_gen(o);
+    if (o.sub == "minimize") return do_minimize(o);
     if (o.sub == "status") return do_status(o);
     if (o.sub == "--help" || o.sub == "-h") {
         std::fputs(kUsage, stdout);
         return 0;
     }
-    return usage_error("unknown subcommand '" + o.sub + "' (fetch, check, gen, status)");
+    return usage_error("unknown subcommand '" + o.sub + "' (fetch, check, gen, minimize, status)");
 }
 
 }  // namespace patchfuzz::cli

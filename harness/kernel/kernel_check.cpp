@@ -1,6 +1,8 @@
+#include "harness/kernel/kernel_check.hpp"
+
 #include "bpf/util/hex.hpp"
 #include "bpf/util/json.hpp"
-#include "harness/kernel/kernel_check.hpp"
+#include "bpf/util/numbers_as_n.hpp"
 
 #include <ostream>
 #include <sstream>
@@ -50,7 +52,37 @@ RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, c
     return rc;
 }
 
+// CaseOutcome::key of an xlated difference: the opcodes at the first insn whose opcode differs
+// (a helper call on the model's side with its id), else where the lengths part, else at the first
+// difference in any field. Offsets and immediates that differ before it are usually its
+// consequence (a jump over an insn the kernel inlined into several), so they do not name it.
+std::string difference_key(const CompareResult& c) {
+    const std::vector<isa::Insn>&k = c.kernel_normalised, &m = c.model_normalised;
+    size_t at = 0;
+    while (at < k.size() && at < m.size() && k[at].code == m[at].code) ++at;
+    if (at == k.size() && at == m.size()) at = c.first_diff;
+    auto shown = [at](const std::vector<isa::Insn>& v, bool with_helper) {
+        if (at >= v.size()) return std::string("end");
+        std::string s = hex(static_cast<uint64_t>(v[at].code));
+        if (with_helper && isa::is_helper_call(v[at])) s += " call " + std::to_string(v[at].imm);
+        return s;
+    };
+    // The kernel's helper imm is an address (mask M1): only the model's names the helper.
+    return "kernel " + shown(k, false) + " / model " + shown(m, true);
+}
+
 }  // namespace
+
+const char* divergence_of(const CaseOutcome& o) {
+    switch (o.agreement) {
+        case Agreement::Differ: return "xlated-differ";
+        case Agreement::ModelFailed: return "model-failed";
+        case Agreement::Crashed: return "vm-crashed";
+        case Agreement::Agree: return o.runs_agree() ? nullptr : "run-mismatch";
+        case Agreement::Rejected: break;
+    }
+    return nullptr;
+}
 
 std::string_view to_string(Agreement a) {
     switch (a) {
@@ -126,6 +158,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                 if (!m.ok) {
                     o.agreement = Agreement::ModelFailed;
                     o.diff = m.error;
+                    o.key = numbers_as_n(m.error);
                 } else {
                     auto c = compare_xlated(g.xlated, m.program, g.map_ids, facts);
                     o.model_len = m.program.len();
@@ -133,6 +166,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                     if (!c.equal) {
                         o.agreement = Agreement::Differ;
                         o.diff = c.diff;
+                        o.key = difference_key(c);
                     }
                 }
             }
@@ -141,7 +175,15 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                 for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++) {
                     o.runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], exec_prog, cases[i].inputs[k]));
                 }
-                if (!o.runs_agree()) rep.run_disagree++;
+                if (!o.runs_agree()) {
+                    rep.run_disagree++;
+                    if (o.agreement == Agreement::Agree)
+                        for (const auto& run : o.runs)
+                            if (!run.agree) {
+                                o.key = numbers_as_n(run.detail);
+                                break;
+                            }
+                }
             }
             if (o.agreement == Agreement::Agree) rep.agree++;
             if (o.agreement == Agreement::Differ) rep.differ++;
@@ -152,19 +194,22 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
     return rep;
 }
 
+void print_case_outcome(std::ostream& out, const CaseOutcome& c) {
+    out << c.name << ": " << to_string(c.agreement);
+    if (c.agreement == Agreement::Rejected) out << " (rc " << c.rc << ")";
+    if (c.agreement == Agreement::Agree) out << " (" << c.kernel_len << " insns, " << c.masked << " masked)";
+    out << "\n";
+    if (c.agreement == Agreement::Rejected || c.agreement == Agreement::Crashed)
+        for (const auto& l : c.log) out << "    | " << l << "\n";
+    if (!c.diff.empty()) out << c.diff;
+    for (const auto& run : c.runs)
+        if (!run.agree) out << "    run " << run.input << ": " << run.detail << "\n";
+}
+
 void print_text_report(std::ostream& out, const CheckReport& r, bool verbose) {
     for (const auto& c : r.cases) {
         bool interesting = c.agreement != Agreement::Agree || !c.runs_agree();
-        if (!interesting && !verbose) continue;
-        out << c.name << ": " << to_string(c.agreement);
-        if (c.agreement == Agreement::Rejected) out << " (rc " << c.rc << ")";
-        if (c.agreement == Agreement::Agree) out << " (" << c.kernel_len << " insns, " << c.masked << " masked)";
-        out << "\n";
-        if (c.agreement == Agreement::Rejected || c.agreement == Agreement::Crashed)
-            for (const auto& l : c.log) out << "    | " << l << "\n";
-        if (!c.diff.empty()) out << c.diff;
-        for (const auto& run : c.runs)
-            if (!run.agree) out << "    run " << run.input << ": " << run.detail << "\n";
+        if (interesting || verbose) print_case_outcome(out, c);
     }
     for (const auto& a : r.alerts) out << "kernel: " << a << "\n";
     size_t n = r.cases.size();

@@ -42,12 +42,22 @@ struct CaseOutcome {
     uint64_t load_us = 0;
     std::string diff;
     std::vector<RunCompare> runs;
+    // What this disagreement is, beyond its class (divergence_of): for Differ the opcodes at the
+    // first insn whose opcode differs ("kernel 0xb4 / model 0x85 call 8": the kernel inlined a
+    // helper the model calls), for ModelFailed the model's error, for a run mismatch the first
+    // disagreeing run's detail, the last two with numbers_as_n(). Two programs with the same class
+    // and key show the same disagreement: what the minimizer keeps.
+    std::string key;
     [[nodiscard]] bool runs_agree() const {
         for (const auto& r : runs)
             if (!r.agree) return false;
         return true;
     }
 };
+
+// The class of a case's disagreement, as kernel findings name it: "xlated-differ", "model-failed",
+// "vm-crashed" or (all else agreeing) "run-mismatch"; nullptr when it agrees or was rejected.
+const char* divergence_of(const CaseOutcome& o);
 
 struct CheckOptions {
     VmOptions vm;
@@ -84,6 +94,8 @@ struct ModelResult {
 };
 ModelResult run_model(const Program& original, passes::KernelProfile profile);
 
+// One case: its agreement, the verifier log of a rejection or crash, the diff, the failing runs.
+void print_case_outcome(std::ostream& out, const CaseOutcome& c);
 void print_text_report(std::ostream& out, const CheckReport& r, bool verbose);
 void print_json_report(std::ostream& out, const CheckReport& r);
 

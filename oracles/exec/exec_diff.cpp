@@ -1,7 +1,6 @@
 #include "oracles/exec/exec_diff.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +15,7 @@
 #include "bpf/patch/patch.hpp"
 #include "bpf/util/check.hpp"
 #include "bpf/util/hex.hpp"
+#include "bpf/util/numbers_as_n.hpp"
 #include "bpf/util/thread_lease.hpp"
 #include "oracles/exec/zext_facts.hpp"
 
@@ -81,19 +81,7 @@ std::string input_text(const interp::ExecInput& in) {
 // A fault reason with its numbers (addresses, sizes, pcs) replaced by N, so that summaries count
 // kinds of faults rather than individual ones.
 std::string fault_class(const interp::ExecResult& r) {
-    std::string out(interp::to_string(r.status));
-    out += ": ";
-    const std::string& s = r.reason;
-    for (size_t i = 0; i < s.size();) {
-        const bool in_word = i > 0 && (std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
-        if (std::isdigit(static_cast<unsigned char>(s[i])) && !in_word) {
-            while (i < s.size() && (std::isxdigit(static_cast<unsigned char>(s[i])) || s[i] == 'x')) ++i;
-            out += 'N';
-        } else {
-            out += s[i++];
-        }
-    }
-    return out;
+    return std::string(interp::to_string(r.status)) + ": " + numbers_as_n(r.reason);
 }
 
 // What the runs of a case write into and start from, leased per thread from one exec_diff() to
