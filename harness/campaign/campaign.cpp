@@ -178,7 +178,9 @@ RunConfig judging(const RunConfig& run) {
 class Worker {
 public:
     Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)
-        : cfg_(cfg), t0_(t0), known_(known), brief_(judging(cfg.run)) {}
+        : cfg_(cfg), t0_(t0), known_(known), brief_(judging(cfg.run)), counting_(brief_) {
+        counting_.keep_passes = false;
+    }
 
     template <class Emit>
     void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
@@ -187,9 +189,10 @@ public:
 
     template <class Emit>
     void run_one(const Case& c, Emit&& emit, bool may_save_to_corpus) {
-        const CaseReport report = run_case(c, brief_);
+        const CaseReport report = run_case(c, counting_);
         CaseTally t;
         t.insns = c.program.len();
+        t.pass = report.counted_passes;
         for (const auto& v : report.verdicts) {
             switch (v.verdict.outcome) {
                 case oracles::Outcome::Pass: ++t.pass; break;
@@ -288,6 +291,10 @@ private:
     Clock::time_point t0_;
     const KnownFindings* known_;
     RunConfig brief_;  // judging(cfg_.run): every case is judged with it
+    // brief_ with the passes only counted (RunConfig::keep_passes): what the tallies, the known
+    // findings and triage read of a report is the same, and passes are most verdicts. Triage runs
+    // with brief_ itself: it re-runs a case and reads every verdict.
+    RunConfig counting_;
     std::set<std::string, std::less<>> seen_features_;
 };
 
