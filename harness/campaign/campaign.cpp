@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <type_traits>
@@ -178,18 +179,23 @@ RunConfig judging(const RunConfig& run) {
 class Worker {
 public:
     Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)
-        : cfg_(cfg), t0_(t0), known_(known), brief_(judging(cfg.run)) {}
-
-    template <class Emit>
-    void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
-        for (uint64_t i = first; i < end && !stopped(); i += step) run_one(make_case(i), emit, true);
+        : cfg_(cfg), t0_(t0), known_(known), brief_(judging(cfg.run)), counting_(brief_) {
+        counting_.keep_passes = false;
     }
 
     template <class Emit>
-    void run_one(const Case& c, Emit&& emit, bool may_save_to_corpus) {
-        const CaseReport report = run_case(c, brief_);
+    void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
+        for (uint64_t i = first; i < end && !stopped(); i += step) run_one(make_case(i), emit, i);
+    }
+
+    // `generated_as`: the index of a case this campaign generated (make_case), which may be saved
+    // to the corpus; none for a corpus case.
+    template <class Emit>
+    void run_one(const Case& c, Emit&& emit, std::optional<uint64_t> generated_as) {
+        const CaseReport report = run_case(c, counting_);
         CaseTally t;
         t.insns = c.program.len();
+        t.pass = report.counted_passes;
         for (const auto& v : report.verdicts) {
             switch (v.verdict.outcome) {
                 case oracles::Outcome::Pass: ++t.pass; break;
@@ -219,16 +225,36 @@ public:
         if (report.failed() && !fresh.failed()) emit("N\t" + signature_of(*report.first_failure()));
         if (fresh.failed()) {
             emit("D");
-            const TriageResult tr = triage_failure(c, fresh, brief_, cfg_.out_dir);
+            const TriageResult tr = triage_failure(as_found(c, generated_as), fresh, brief_, cfg_.out_dir);
             std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
                          tr.new_bucket ? " (new bucket)" : " (existing bucket)", tr.bucket_dir.c_str(),
                          tr.replay_command.c_str());
             emit("F\t" + std::string(tr.new_bucket ? "1" : "0") + "\t" + tr.signature);
         }
-        if (may_save_to_corpus && new_feature && !cfg_.corpus_dir.empty()) {
+        if (generated_as && new_feature && !cfg_.corpus_dir.empty()) {
             const std::string path = cfg_.corpus_dir + "/gen-" + std::to_string(c.seed) + ".case";
-            if (write_case_file_atomic(c, path)) emit("K\t1");
+            if (write_case_file_atomic(as_found(c, generated_as), path)) emit("K\t1");
         }
+    }
+
+    // A case as a finding or the corpus keeps it: a generated one with a comment saying how to
+    // generate it again. Made only for the few cases written (not in make_case, for every case).
+    Case as_found(const Case& c, std::optional<uint64_t> generated_as) const {
+        Case found = c;
+        if (!generated_as) return found;
+        std::string found_by = "found-by: patchfuzz fuzz --seed ";
+        const auto append_number = [&found_by](uint64_t v) {
+            char digits[24];
+            found_by.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+        };
+        append_number(cfg_.seed);
+        found_by += " (case ";
+        append_number(*generated_as);
+        found_by += ", case seed ";
+        append_number(c.seed);
+        found_by += ')';
+        found.comments.push_back(std::move(found_by));
+        return found;
     }
 
     Case make_case(uint64_t index) const {
@@ -263,21 +289,7 @@ public:
         }
         c.seed = seed;
         c.options.iter_inline = parse_iter(cfg_.iter_inline).value_or(passes::IterInline::V4);
-        // Built for every case and read only for the few that are saved: one buffer, appended in
-        // place, and moved in (a braced list would copy it).
-        std::string found_by = "found-by: patchfuzz fuzz --seed ";
-        found_by.reserve(96);
-        const auto append_number = [&found_by](uint64_t v) {
-            char digits[24];
-            found_by.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
-        };
-        append_number(cfg_.seed);
-        found_by += " (case ";
-        append_number(index);
-        found_by += ", case seed ";
-        append_number(seed);
-        found_by += ')';
-        c.comments.push_back(std::move(found_by));
+        // Without its found-by comment: as_found() adds it to the few cases written.
         return c;
     }
 
@@ -288,6 +300,10 @@ private:
     Clock::time_point t0_;
     const KnownFindings* known_;
     RunConfig brief_;  // judging(cfg_.run): every case is judged with it
+    // brief_ with the passes only counted (RunConfig::keep_passes): what the tallies, the known
+    // findings and triage read of a report is the same, and passes are most verdicts. Triage runs
+    // with brief_ itself: it re-runs a case and reads every verdict.
+    RunConfig counting_;
     std::set<std::string, std::less<>> seen_features_;
 };
 
@@ -331,7 +347,7 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
             continue;
         }
         ++sum.corpus_cases;
-        w.run_one(*c, [&](const auto& item) { agg.take(item); }, false);
+        w.run_one(*c, [&](const auto& item) { agg.take(item); }, std::nullopt);
     }
 }
 

@@ -18,21 +18,43 @@
 namespace patchfuzz::harness {
 namespace {
 
-std::string kind_of(const patch::PatchBatch& b) {
-    std::string k;
+// What a batch's patches do: their kinds, each once, in the order they first appear, joined by
+// '+' ("none" for no patch). Recorded for every batch, and so looked up in a table made once
+// instead of built: a batch's kinds in first-seen order are a code of up to three 2-bit digits
+// (a kind's number + 1), and the table holds every code's name.
+std::string_view kind_of(const patch::PatchBatch& b) {
+    static constexpr std::string_view kNames[] = {"replace", "remove", "insert-before"};
+    static constexpr unsigned kKinds = std::size(kNames), kBits = 2;
+    static const std::array<std::string, 1u << (kBits * kKinds)> names_by_code = [] {
+        std::array<std::string, 1u << (kBits * kKinds)> t;
+        for (unsigned code = 0; code < t.size(); ++code) {
+            for (unsigned rest = code; rest != 0; rest >>= kBits) {
+                const unsigned digit = rest & ((1u << kBits) - 1);
+                if (digit == 0 || digit > kKinds) break;  // no batch gives such a code
+                t[code] += t[code].empty() ? "" : "+";
+                t[code] += kNames[digit - 1];
+            }
+            if (t[code].empty()) t[code] = "none";
+        }
+        return t;
+    }();
+    unsigned code = 0, seen = 0, digits = 0;
     for (const auto& p : b.patches) {
-        const char* name = p.kind == patch::PatchKind::Replace  ? "replace"
-                           : p.kind == patch::PatchKind::Remove ? "remove"
-                                                                : "insert-before";
-        if (k.find(name) == std::string::npos) k += k.empty() ? name : std::string("+") + name;
+        const unsigned kind = p.kind == patch::PatchKind::Replace  ? 0
+                              : p.kind == patch::PatchKind::Remove ? 1
+                                                                   : 2;
+        if (seen & (1u << kind)) continue;
+        seen |= 1u << kind;
+        code |= (kind + 1) << (kBits * digits++);
+        if (digits == kKinds) break;  // every kind seen
     }
-    return k.empty() ? "none" : k;
+    return names_by_code[code];
 }
 
 // One other patcher's run on a batch the reference was given: made on the same program just
 // before the reference applies the batch, and compared with the reference's result at once.
 struct OtherRun {
-    std::string name;
+    std::string_view name;  // the recorder's name of it (RecordingPatcher::names_)
     patch::PatchOutcome outcome;
     bool agrees = false;  // the very outcome and program of the reference
     Program out;          // its result; kept only when it disagrees
@@ -42,8 +64,8 @@ struct OtherRun {
 // after are copies, made only for the oracles that read them (smt-jump, and a disagreement's
 // report); the others' agreement is settled while the program is at hand.
 struct RecordedBatch {
-    std::string pass;
-    std::string kind;  // kind_of(batch): what the patches do
+    std::string_view pass;  // a trigger_names() entry
+    std::string_view kind;  // kind_of(batch): what the patches do
     patch::PatchOutcome outcome;
     patch::PatchBatch batch;  // kept with the programs, for smt-jump
     Program before, after;    // empty unless kept (see above)
@@ -203,6 +225,7 @@ bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
 struct BatchVerdicts {
     const RecordedBatch* rb;             // lives in run_case's per-arch batch lists
     std::vector<OracleVerdict> verdicts;
+    uint32_t counted_passes = 0;         // the passes among them not kept (RunConfig::keep_passes)
 };
 
 const BatchVerdicts* find_same(const std::vector<BatchVerdicts>& memo, const RecordedBatch& rb) {
@@ -212,6 +235,13 @@ const BatchVerdicts* find_same(const std::vector<BatchVerdicts>& memo, const Rec
             return &m;
     return nullptr;
 }
+
+// A place in a CaseReport being made: the verdicts kept and the passes counted so far. A
+// profile's verdicts are the ones between two marks.
+struct ReportMark {
+    size_t verdicts = 0;
+    uint32_t counted_passes = 0;
+};
 
 bool wants(const RunConfig& cfg, std::string_view oracle) {
     for (const auto& o : cfg.oracles)
@@ -300,27 +330,40 @@ std::string signature_of(const OracleVerdict& v) {
 CaseReport run_case(const Case& c, const RunConfig& cfg) {
     CaseReport report;
     // A verdict per batch and profile: room for a usual case's, so that growing the vector does
-    // not move them (eleven strings each) again and again.
-    report.verdicts.reserve(16);
+    // not move them (eleven strings each) again and again. With the passes only counted, most
+    // reports keep none.
+    if (cfg.keep_passes) report.verdicts.reserve(16);
     const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
     PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
 
+    // Whether a verdict of this outcome is only counted (RunConfig::keep_passes): then it is
+    // counted here, and need not be made at all.
+    auto only_counted = [&report, keep_passes = cfg.keep_passes](oracles::Outcome outcome) {
+        if (keep_passes || outcome != oracles::Outcome::Pass) return false;
+        ++report.counted_passes;
+        return true;
+    };
     // Verdicts are built in place: a verdict is eleven strings, and this runs for every batch.
-    auto add = [&](oracles::Verdict&& v, const std::string& arch, const std::string& pass, const std::string& patcher) {
+    auto keep = [&](oracles::Verdict&& v, const std::string& arch, std::string_view pass, std::string_view patcher) {
         OracleVerdict& added = report.verdicts.emplace_back(std::move(v), arch, pass, patcher);
         added.verdict.arch = arch;
-        added.verdict.pass = pass;
+        added.verdict.pass = added.pass;
     };
-    // The verdicts report.verdicts[from, to) again, under another profile's name: room for them
-    // first, so that the vector does not move while they are copied from it.
-    auto add_again = [&](size_t from, size_t to, const std::string& arch) {
-        report.verdicts.reserve(report.verdicts.size() + (to - from));
-        for (size_t k = from; k < to; ++k) {
+    auto add = [&](oracles::Verdict&& v, const std::string& arch, std::string_view pass, std::string_view patcher) {
+        if (!only_counted(v.outcome)) keep(std::move(v), arch, pass, patcher);
+    };
+    // The verdicts between two marks again, under another profile's name: room for them first,
+    // so that the vector does not move while they are copied from it.
+    auto add_again = [&](ReportMark from, ReportMark to, const std::string& arch) {
+        report.counted_passes += to.counted_passes - from.counted_passes;
+        report.verdicts.reserve(report.verdicts.size() + (to.verdicts - from.verdicts));
+        for (size_t k = from.verdicts; k < to.verdicts; ++k) {
             OracleVerdict& again = report.verdicts.emplace_back(report.verdicts[k]);
             again.verdict.arch = arch;
             again.arch = arch;
         }
     };
+    auto mark = [&report] { return ReportMark{report.verdicts.size(), report.counted_passes}; };
 
     const std::vector<std::string_view>& slot_names = trigger_names();
     PATCHFUZZ_CHECK(slot_names.size() <= Triggers::kSlots, "Triggers has a slot for every pass");
@@ -347,7 +390,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     // verdicts and rewrites again under its own name instead of rewriting and judging twice.
     struct ArchRun {
         passes::RewriteOptions opts;
-        size_t verdicts_from = 0, verdicts_to = 0;  // its per-batch verdicts in report.verdicts
+        ReportMark verdicts_from, verdicts_to;  // its per-batch verdicts in the report
         uint32_t batches = 0;
         Triggers triggers;
         const Program* rewritten = nullptr;
@@ -358,7 +401,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         // taking these verdicts instead of rewriting and judging the same batches again.
         std::optional<Program> after_prefix;
         uint32_t prefix_batches = 0;
-        size_t prefix_verdicts_to = 0;
+        ReportMark prefix_verdicts_to;
         Triggers prefix_triggers;
         std::vector<bool> prefix_agree;
     };
@@ -424,7 +467,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 }
         ArchRun& run = arch_runs.emplace_back();
         run.opts = opts;
-        run.verdicts_from = report.verdicts.size();
+        run.verdicts_from = mark();
         if (base != nullptr) {
             add_again(base->verdicts_from, base->prefix_verdicts_to, arch_name);
             run.triggers = base->prefix_triggers;
@@ -482,36 +525,39 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         for (size_t bi = 0; bi < batches.size(); ++bi) {
             const RecordedBatch& rb = batches[bi];
             if (run.after_prefix && bi == run.prefix_batches) {
-                run.prefix_verdicts_to = report.verdicts.size();
+                run.prefix_verdicts_to = mark();
                 run.prefix_agree = others_agree;
             }
             for (size_t i = 0; i < internal_others; ++i) others_agree[i] = others_agree[i] && rb.others[i].agrees;
             if (!per_batch) continue;
             if (smt_jump)
                 if (const BatchVerdicts* same = find_same(memo, rb)) {
+                    report.counted_passes += same->counted_passes;
                     for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
                     continue;
                 }
-            const size_t first_verdict = report.verdicts.size();
-            const std::string& kind = rb.kind;
+            const ReportMark first_verdict = mark();
+            const std::string_view kind = rb.kind;
             std::optional<oracles::Verdict> reference_jumps;
             if (smt_jump) {
                 reference_jumps = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
                 reference_jumps->patch_kind = kind;
             }
             for (const OtherRun& o : rb.others) {
-                if (structural) {
-                    // Equal outputs were established while recording: the comparison's verdict is known.
+                // Equal outputs were established while recording: the comparison's verdict is
+                // known, a pass, which need not be made when it is only counted.
+                if (structural && !(o.agrees && only_counted(oracles::Outcome::Pass))) {
                     auto v = o.agrees ? oracles::identical_outputs_verdict(rb.outcome, rb.after_len)
                                       : oracles::compare_patcher_outputs({patcher_names[0], &rb.after, rb.outcome},
-                                                                         {o.name, &o.out, o.outcome});
+                                                                         {std::string(o.name), &o.out, o.outcome});
                     v.patch_kind = kind;
                     add(std::move(v), arch_name, rb.pass, o.name);
                 }
                 if (smt_jump) {
                     // The same input to the same pure check gives the same verdict.
                     if (o.agrees) {
-                        add(oracles::Verdict(*reference_jumps), arch_name, rb.pass, o.name);
+                        if (!only_counted(reference_jumps->outcome))
+                            keep(oracles::Verdict(*reference_jumps), arch_name, rb.pass, o.name);
                     } else {
                         auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, o.outcome, o.out, so);
                         v.patch_kind = kind;
@@ -522,15 +568,17 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
             // An external plugin may keep state between calls: its verdicts are never reused.
             if (smt_jump && cfg.external == nullptr)
-                memo.push_back({&rb, std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict),
-                                                                report.verdicts.end())});
+                memo.push_back({&rb,
+                                std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict.verdicts),
+                                                           report.verdicts.end()),
+                                report.counted_passes - first_verdict.counted_passes});
         }
 
         if (run.after_prefix && run.prefix_batches == batches.size()) {
-            run.prefix_verdicts_to = report.verdicts.size();
+            run.prefix_verdicts_to = mark();
             run.prefix_agree = others_agree;
         }
-        run.verdicts_to = report.verdicts.size();
+        run.verdicts_to = mark();
         run.rewritten = &rewritten;
         run.ok = final_outcome.ok();
         run.others_agree = others_agree;
@@ -552,10 +600,12 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         eo.seed = c.seed;
         eo.failure_details = cfg.failure_details;
         oracles::Verdict v = oracles::exec::exec_diff(c.program, eo);
-        std::string arch = v.arch;  // a failure names its profile
-        if (arch.empty())
-            for (const auto& a : eo.archs) arch += (arch.empty() ? "" : ",") + std::string(a.name);
-        add(std::move(v), arch, "", "");
+        if (!only_counted(v.outcome)) {
+            std::string arch = v.arch;  // a failure names its profile
+            if (arch.empty())
+                for (const auto& a : eo.archs) arch += (arch.empty() ? "" : ",") + std::string(a.name);
+            keep(std::move(v), arch, "", "");
+        }
     }
     for (Program& p : rewritten_per_arch) RewritePrograms::give_back(std::move(p));
     for (ArchRun& r : arch_runs)

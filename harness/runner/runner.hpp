@@ -31,11 +31,14 @@ struct RunConfig {
     // false: failures without the exec oracle's traces (oracles::exec::ExecDiffOptions): what a
     // campaign judges with, re-running a new finding in full.
     bool failure_details = true;
+    // false: a Pass verdict is only counted (CaseReport::counted_passes), not kept. What a
+    // campaign judges with: it reads no more of a pass than that it passed, and most verdicts pass.
+    bool keep_passes = true;
 };
 
 struct OracleVerdict {
     OracleVerdict() = default;
-    OracleVerdict(oracles::Verdict&& v, const std::string& arch_name, const std::string& pass_name, const std::string& patcher_name)
+    OracleVerdict(oracles::Verdict&& v, const std::string& arch_name, std::string_view pass_name, std::string_view patcher_name)
         : verdict(std::move(v)), arch(arch_name), pass(pass_name), patcher(patcher_name) {}
 
     oracles::Verdict verdict;
@@ -51,7 +54,10 @@ struct PassTrigger {
 };
 
 struct CaseReport {
+    // Every verdict, in the order made; without the Pass ones when RunConfig::keep_passes is false.
     std::vector<OracleVerdict> verdicts;
+    // The Pass verdicts counted instead of kept (RunConfig::keep_passes false; 0 otherwise).
+    uint32_t counted_passes = 0;
     // Coverage: an entry per pass that ran (kernel order, then "explicit"), even when it patched
     // nothing.
     std::vector<PassTrigger> pass_triggers;

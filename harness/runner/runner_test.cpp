@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 #include <tuple>
 
 #include "gen/patch_batch_gen.hpp"
+#include "harness/case/case_file.hpp"
 #include "gen/program_gen.hpp"
 #include "gen/rng_source.hpp"
 
@@ -26,6 +28,17 @@ std::vector<Key> keys_of(const CaseReport& r, const std::string& arch) {
         if (v.arch == arch)
             out.emplace_back(v.arch, v.pass, v.patcher, static_cast<int>(v.verdict.outcome), v.verdict.oracle,
                              v.verdict.reason, v.verdict.divergence, v.verdict.patch_kind);
+    return out;
+}
+
+// Everything a report's verdicts say, in order, counterexamples included.
+std::vector<std::tuple<Key, std::string>> everything(const CaseReport& r) {
+    std::vector<std::tuple<Key, std::string>> out;
+    for (const auto& v : r.verdicts) {
+        out.emplace_back(Key{v.arch, v.pass, v.patcher, static_cast<int>(v.verdict.outcome), v.verdict.oracle,
+                             v.verdict.reason, v.verdict.divergence, v.verdict.patch_kind},
+                         v.verdict.counterexample);
+    }
     return out;
 }
 
@@ -101,15 +114,6 @@ TEST(Runner, ProfilesTogetherProveJumpsAsEachAlone) { expect_profiles_judged_alo
 // ran before it on the thread and with whichever patchers and oracles, is judged exactly as on a
 // fresh thread, whose patchers are new.
 TEST(Runner, PatchersServingCaseAfterCaseJudgeAsNewOnes) {
-    auto everything = [](const CaseReport& r) {
-        std::vector<std::tuple<Key, std::string>> out;
-        for (const auto& v : r.verdicts) {
-            out.emplace_back(Key{v.arch, v.pass, v.patcher, static_cast<int>(v.verdict.outcome), v.verdict.oracle,
-                                 v.verdict.reason, v.verdict.divergence, v.verdict.patch_kind},
-                             v.verdict.counterexample);
-        }
-        return out;
-    };
     // The configurations alternate, so that the thread's set must also be remade at the right times.
     auto config_of = [](uint64_t seed) {
         RunConfig cfg;
@@ -129,6 +133,70 @@ TEST(Runner, PatchersServingCaseAfterCaseJudgeAsNewOnes) {
         compared += !fresh.verdicts.empty();
     }
     EXPECT_GE(compared, 30u);
+}
+
+// A campaign has the passing verdicts only counted (RunConfig::keep_passes false): its report must
+// hold every other verdict of the full one, in the same order, and count exactly the passes it
+// leaves out. Returns the failing verdicts seen, for the callers to check that some were.
+uint32_t expect_passes_counted_as_kept(const Case& c, const RunConfig& full, const std::string& what) {
+    RunConfig counting = full;
+    counting.keep_passes = false;
+    const CaseReport kept = run_case(c, full);
+    const CaseReport counted = run_case(c, counting);
+    CaseReport kept_but_passes = kept;
+    std::erase_if(kept_but_passes.verdicts, [](const OracleVerdict& v) { return v.verdict.outcome == oracles::Outcome::Pass; });
+    EXPECT_EQ(kept.counted_passes, 0u) << what;
+    EXPECT_EQ(counted.counted_passes, kept.verdicts.size() - kept_but_passes.verdicts.size()) << what;
+    EXPECT_EQ(everything(counted), everything(kept_but_passes)) << what;
+    EXPECT_EQ(counted.batches, kept.batches) << what;
+    auto triggers = [](const CaseReport& r) {
+        std::vector<std::pair<std::string_view, uint32_t>> out;
+        for (const auto& t : r.pass_triggers) out.emplace_back(t.pass, t.patches);
+        return out;
+    };
+    EXPECT_EQ(triggers(counted), triggers(kept)) << what;
+    uint32_t failures = 0;
+    for (const auto& v : counted.verdicts) failures += v.verdict.outcome == oracles::Outcome::Fail;
+    return failures;
+}
+
+// Generated cases (patcher-only ones too) under the oracles a campaign runs, and with a broken
+// iterator inline (the smt-inline proofs and exec fail on it) so that failures are among them.
+TEST(Runner, PassesCountedJudgeAsPassesKept) {
+    uint32_t failures = 0, passes = 0;
+    for (uint64_t seed = 1; seed <= 36; ++seed) {
+        Case c = make_case(seed, seed % 4 == 0);
+        RunConfig cfg;
+        cfg.oracles = seed % 3 == 0 ? std::vector<std::string>{"structural", "smt-jump", "exec"}
+                                    : std::vector<std::string>{"structural", "exec"};
+        if (seed % 4 == 3) {
+            c.options.iter_inline = passes::IterInline::V1;
+            cfg.oracles.emplace_back("smt-inline");
+        }
+        cfg.failure_details = seed % 2 == 0;
+        failures += expect_passes_counted_as_kept(c, cfg, "seed " + std::to_string(seed));
+        RunConfig counting = cfg;
+        counting.keep_passes = false;
+        passes += run_case(c, counting).counted_passes;
+    }
+    EXPECT_GT(failures, 0u);
+    EXPECT_GT(passes, 36u * 4);
+}
+
+// The filed findings fail under every profile a campaign runs (profiles sharing a rewrite take
+// another's verdicts): what is left of their reports is their failures.
+TEST(Runner, FiledFindingsCountedJudgeAsKept) {
+    uint32_t failures = 0;
+    for (const auto& e : std::filesystem::directory_iterator(PATCHFUZZ_SOURCE_ROOT "/corpus/regression/findings")) {
+        if (e.path().extension() != ".case") continue;
+        const auto c = read_case(e.path().string());
+        ASSERT_TRUE(static_cast<bool>(c)) << c.error().to_string();
+        RunConfig cfg;
+        cfg.oracles = {"structural", "exec"};
+        cfg.failure_details = false;
+        failures += expect_passes_counted_as_kept(*c, cfg, e.path().string());
+    }
+    EXPECT_GT(failures, 0u);
 }
 
 }  // namespace
