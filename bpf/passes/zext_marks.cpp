@@ -20,6 +20,10 @@ using RegMask = uint16_t;  // bit r: register r (dst/src fields are 4 bits wide)
 
 constexpr RegMask bit(int r) { return r >= 0 && r < 16 ? static_cast<RegMask>(1u << r) : 0; }
 constexpr RegMask kCallClobbered = bit(0) | bit(1) | bit(2) | bit(3) | bit(4) | bit(5);
+constexpr RegMask kArgRegs = bit(1) | bit(2) | bit(3) | bit(4) | bit(5);
+// In Decoded::end of a bpf-to-bpf call (no register: they are 4-bit fields): succ[0] is the
+// callee's entry, whose 64-bit reads of R1-R5 are the call's (for_each_gap()).
+constexpr RegMask kCalleeEdge = 0x8000;
 
 // Unknown helpers: all five argument registers, so that no 64-bit read goes unseen (a read too
 // many only costs a zero extension).
@@ -344,8 +348,22 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
     // target, so each mark is complete before the target's first change asks for it.
     const Insn* const insns = prog.insns.data();
     for (uint32_t pc = 0; pc < n; ++pc) {
-        const Decoded d = decoded[pc] = decode(insns[pc], pc, n);
-        // Only the first successor, a jump's, can be a back edge (at or below pc).
+        Decoded d = decode(insns[pc], pc, n);
+        // A bpf-to-bpf call passes R1-R5 to the callee as they are, 32-bit defs' subreg_def
+        // included (set_callee_state() copies the caller's registers), so the callee's 64-bit read
+        // of an argument before redefining it marks the caller's def (mark_insn_zext() at the
+        // read, in kernel/bpf/verifier.c): the call reads what the callee's entry reads of R1-R5.
+        // Its first successor is then the callee's entry, read through kCalleeEdge in the sweep.
+        if (isa::is_pseudo_call(insns[pc])) [[unlikely]] {
+            const int64_t t = static_cast<int64_t>(pc) + 1 + insns[pc].imm;
+            if (t >= 0 && t < static_cast<int64_t>(n)) {
+                d.succ[0] = static_cast<uint32_t>(t);
+                d.end |= kCalleeEdge;
+            }
+        }
+        decoded[pc] = d;
+        // Only the first successor, a jump's or a callee's entry, can be read early (at or
+        // below pc).
         if (d.succ[0] <= pc) live[d.succ[0]].resweep = std::max(live[d.succ[0]].resweep, pc + 1);
     }
     // Every gotox reads every table entry through the tables node, so an entry's early readers
@@ -365,7 +383,9 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         const Decoded& d = decoded[pc];
         Live& l = live[pc];
         const auto out = static_cast<RegMask>(live[d.succ[0]].live_in | live[d.succ[1]].live_in);
-        const auto in = static_cast<RegMask>(d.read | (out & ~d.end));
+        auto in = static_cast<RegMask>(d.read | (out & ~d.end));
+        if (d.end & kCalleeEdge) [[unlikely]]  // a call: the callee's reads of its arguments, the rest after the call
+            in = static_cast<RegMask>(d.read | (live[d.succ[0]].live_in & kArgRegs) | (live[d.succ[1]].live_in & ~d.end));
         if (in == l.live_in) continue;
         l.live_in = in;
         if (l.resweep > pc) [[unlikely]] {
@@ -406,6 +426,11 @@ std::optional<uint32_t> zext_gap_read(const Program& prog, const ZextGap& gap) {
         visited[p] = true;
         const Insn& u = prog.insns[p];
         if (read64(u) & bit(gap.reg)) return p;
+        // A bpf-to-bpf call hands R1-R5 to the callee: the read may be there (see for_each_gap()).
+        if (isa::is_pseudo_call(u) && (kArgRegs & bit(gap.reg))) {
+            const int64_t t = static_cast<int64_t>(p) + 1 + u.imm;
+            if (t >= 0 && t < static_cast<int64_t>(n)) work.push_back(static_cast<uint32_t>(t));
+        }
         if (ends(u) & bit(gap.reg)) continue;
         append_successors(prog, p, work);
     }

@@ -10,9 +10,14 @@
 // Modelled syntactically, as a backward liveness of "read as 64 bits before being redefined" over
 // the intra-procedural CFG (bpf/program/cfg.hpp): a path ends where the register is redefined;
 // every call (helper, kfunc, bpf-to-bpf) clobbers R0-R5 and keeps R6-R9, so only their paths go on
-// past it. Helper calls read their arguments as 64 bits; bpf-to-bpf calls read none (is_reg64()
-// says so for BPF_PSEUDO_CALL; reads inside callees are not followed), and neither do kfunc calls
-// (the inlined kfuncs' arguments are int/u32 values their inlines read as 32-bit subregisters).
+// past it. Helper calls read their arguments as 64 bits. A bpf-to-bpf call is no 64-bit read
+// itself (is_reg64() says so for BPF_PSEUDO_CALL), but the callee gets R1-R5 as they are, with the
+// caller's 32-bit defs still on them (set_callee_state() copies the registers, subreg_def
+// included): the callee's 64-bit reads of R1-R5 before redefining them mark the caller's defs, as
+// the callee's entry being a successor of the call for R1-R5 only. Kfunc calls read none (the
+// inlined kfuncs' arguments are int/u32 values their inlines read as 32-bit subregisters).
+// Callbacks (bpf_loop and friends) get their R1-R5 from the helper, not the caller's registers:
+// not followed.
 // The internal tail call reads and clobbers nothing: a failed tail call continues at the next insn
 // with every register as it was. Like the verifier's liveness this is conservative: a 64-bit read
 // on any path marks the def.

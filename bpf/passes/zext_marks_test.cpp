@@ -59,6 +59,33 @@ TEST(ZextMarks, CallsEndThePathsOfR0ToR5Only) {
     EXPECT_FALSE(reads_reg64(call_pseudo(3), 1));
 }
 
+TEST(ZextMarks, ACalleesReadOfAnArgumentMarksTheCallersDef) {
+    // main: w1 = 5; call f; exit.  f: r0 = r1; exit. The callee gets r1 with the caller's 32-bit
+    // def on it (set_callee_state()) and reads all of it: the verifier marks the caller's def.
+    const Program p = make_program({mov32_imm(1, 5), call_pseudo(1), exit_insn(), mov64_reg(0, 1), exit_insn()});
+    ASSERT_EQ(gap_defs(p), std::vector<uint32_t>{0});
+    EXPECT_EQ(zext_gap_read(p, zext_gaps(p)[0]), 3u);
+    // A 32-bit read in the callee, or one after the callee redefined the argument, marks nothing;
+    // nor does a callee's read of a register the call does not pass (r6 is not an argument).
+    EXPECT_TRUE(gap_defs(make_program({mov32_imm(1, 5), call_pseudo(1), exit_insn(), mov32_reg(0, 1), exit_insn()})) ==
+                std::vector<uint32_t>{3});  // only w0 = w1 itself, read by exit
+    EXPECT_TRUE(gap_defs(make_program({mov32_imm(1, 5), call_pseudo(1), exit_insn(), mov64_imm(1, 0), mov64_reg(0, 1), exit_insn()})).empty());
+    EXPECT_TRUE(gap_defs(make_program({mov32_imm(6, 5), call_pseudo(1), exit_insn(), mov64_reg(0, 6), exit_insn()})).empty());
+    // After the call the argument registers are clobbered: the callee's read is the only one.
+    EXPECT_TRUE(gap_defs(make_program({mov32_imm(2, 5), call_pseudo(2), mov64_reg(0, 2), exit_insn(), mov64_imm(0, 0), exit_insn()})).empty());
+}
+
+TEST(ZextMarks, ArgumentReadsGoThroughNestedCallsAndCalleesAboveTheCall) {
+    // main: w2 = 7; call f; exit.  g: r0 = r2; exit.  f: call g; exit. The read is two calls
+    // down, in a callee placed above the call that reaches it (swept before its caller is).
+    const Program p = make_program({mov32_imm(2, 7), call_pseudo(4), exit_insn(),  // main: f at 6
+                                    mov64_reg(0, 2), exit_insn(),                    // g at 3
+                                    mov64_imm(0, 0),                                 // (unreached)
+                                    call_pseudo(-4), exit_insn()});                  // f at 6: g at 3
+    ASSERT_EQ(gap_defs(p), std::vector<uint32_t>{0});
+    EXPECT_EQ(zext_gap_read(p, zext_gaps(p)[0]), 3u);
+}
+
 TEST(ZextMarks, A64BitCmpxchgReadsR0) {
     // w0 = 1; r0 = cmpxchg(*(u64 *)(r10 - 8), r0, r1): the comparison uses all of r0.
     const Insn cmpxchg64 = make(BPF_STX | BPF_ATOMIC | BPF_DW, 10, 1, -8, BPF_CMPXCHG);
@@ -216,7 +243,7 @@ Program random_program(Rng& rng) {
                 switch (rng.range(0, 3)) {
                     case 0: insns.push_back(call_helper(kHelpers[rng.range(0, 5)])); break;
                     case 1: insns.push_back(call_kfunc(1)); break;
-                    case 2: insns.push_back(call_pseudo(0)); break;
+                    case 2: insns.push_back(call_pseudo(rng.chance(1, 2) ? 0 : target_off(pc))); break;
                     default: insns.push_back(make(BPF_JMP | kOpTailCall, 0, 0, 0, 0)); break;
                 }
                 break;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf/passes/zext_marks.hpp"
 #include "bpf/util/rng.hpp"
 #include "gen/acceptable_gen.hpp"
 #include "harness/case/case_file.hpp"
@@ -59,6 +60,10 @@ constexpr const char* kUsage =
     "  --kernel-profile P  the model's rewrite rules: 6.1, 6.12 or bpf-next (default: as --kernel)\n"
     "  --cache DIR         kernel cache (default $XDG_CACHE_HOME/patchfuzz or ~/.cache/patchfuzz)\n"
     "  --run               also BPF_PROG_TEST_RUN each accepted case and compare with the interpreter\n"
+    "  --rnd-hi32          load with BPF_F_TEST_RND_HI32: the kernel poisons the upper half of every\n"
+    "                      32-bit def it did not mark zext_dst, and the model does the same with the\n"
+    "                      marks of passes::add_zext_marks (the verifier's marking, modelled), so the\n"
+    "                      comparison checks the marks too (a case file's rnd-hi32=1 option does the same)\n"
     "  --json              machine-readable report on stdout\n"
     "  --verbose           list agreeing cases too\n"
     "  --expect-accept     a rejected case is a failure (exit 1)\n"
@@ -85,7 +90,7 @@ struct Opts {
     std::string kernel = "6.12";
     std::string profile;
     std::string cache;
-    bool run = false, json = false, verbose = false, expect_accept = false, compare = true;
+    bool run = false, json = false, verbose = false, expect_accept = false, compare = true, rnd_hi32 = false;
     size_t per_boot = 5000;
     int timeout = 900;
     uint32_t prog_type = 1;
@@ -130,6 +135,8 @@ int parse(Args args, Opts& o) {
             if (!value(o.out)) return usage_error("--out needs a value");
         } else if (a == "--run") {
             o.run = true;
+        } else if (a == "--rnd-hi32") {
+            o.rnd_hi32 = true;
         } else if (a == "--json") {
             o.json = true;
         } else if (a == "--verbose") {
@@ -163,7 +170,14 @@ int parse(Args args, Opts& o) {
     return -1;
 }
 
-Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type) {
+// With BPF_F_TEST_RND_HI32 the case carries the zext_dst marks the verifier would set (modelled by
+// passes::add_zext_marks, which only adds marks): the model poisons the defs without one.
+void with_rnd_hi32(kernel::KernelCase& kc) {
+    kc.test_rnd_hi32 = true;
+    passes::add_zext_marks(kc.program);
+}
+
+Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type, bool rnd_hi32) {
     if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
         std::ifstream f(path, std::ios::binary);
         if (!f) return make_error(path, "cannot open");
@@ -173,11 +187,14 @@ Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_t
         std::memcpy(insns.data(), b.data(), b.size());
         kernel::KernelCase kc{path, make_program(std::move(insns)), {}};
         kc.program.prog_type = prog_type;
+        if (rnd_hi32) with_rnd_hi32(kc);
         return kc;
     }
     auto c = harness::read_case(path);
     if (!c) return c.error();
-    return kernel::KernelCase{path, std::move(c->program), std::move(c->inputs)};
+    kernel::KernelCase kc{path, std::move(c->program), std::move(c->inputs)};
+    if (rnd_hi32 || c->options.test_rnd_hi32) with_rnd_hi32(kc);
+    return kc;
 }
 
 Expected<kernel::CheckOptions> check_options(const Opts& o) {
@@ -228,7 +245,7 @@ int do_check(const Opts& o) {
     if (o.files.empty()) return usage_error("check needs at least one case file");
     std::vector<kernel::KernelCase> cases;
     for (const auto& f : o.files) {
-        auto c = load_input(f, o.prog_type);
+        auto c = load_input(f, o.prog_type, o.rnd_hi32);
         if (!c) {
             std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
             return 2;
@@ -262,6 +279,7 @@ int do_gen(const Opts& o) {
     for (uint64_t i = 0; i < o.count; i++) {
         auto g = gen::generate_acceptable(rng, go);
         cases.push_back({"gen-" + std::to_string(o.seed) + "-" + std::to_string(i), std::move(g.program), std::move(g.inputs)});
+        if (o.rnd_hi32) with_rnd_hi32(cases.back());
     }
     auto r = kernel::check_cases(cases, *co);
     if (!r) {
@@ -276,6 +294,7 @@ int do_gen(const Opts& o) {
             harness::Case c;
             c.program = cases[i].program;
             c.inputs = cases[i].inputs;
+            c.options.test_rnd_hi32 = cases[i].test_rnd_hi32;
             c.seed = o.seed;
             c.comments.push_back("found-by: patchfuzz kernel gen --kernel " + o.kernel + " --seed " + std::to_string(o.seed) +
                                  " (program " + std::to_string(i) + "): " + std::string(kernel::to_string(r->cases[i].agreement)));
@@ -289,7 +308,7 @@ int do_gen(const Opts& o) {
 int do_minimize(const Opts& o) {
     if (o.files.size() != 1) return usage_error("minimize takes exactly one case file");
     const std::string& in = o.files[0];
-    auto c = load_input(in, o.prog_type);
+    auto c = load_input(in, o.prog_type, o.rnd_hi32);
     if (!c) {
         std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
         return 2;
@@ -321,8 +340,9 @@ int do_minimize(const Opts& o) {
     harness::Case out;
     out.program = m.minimized.program;
     out.inputs = m.minimized.inputs;
+    out.options.test_rnd_hi32 = m.minimized.test_rnd_hi32;
     out.comments.push_back("minimized-by: patchfuzz kernel minimize " + in + " --kernel " + o.kernel + " --kernel-profile " + o.profile +
-                           (o.run ? " --run" : "") + " (" + std::to_string(c->program.len()) + " -> " +
+                           (o.run ? " --run" : "") + (o.rnd_hi32 ? " --rnd-hi32" : "") + " (" + std::to_string(c->program.len()) + " -> " +
                            std::to_string(m.minimized.program.len()) + " insns, " + std::to_string(m.rounds) + " boots, " +
                            std::to_string(m.tried) + " candidates, ended: " + m.ended + ")");
     out.comments.push_back(std::string("signature: kernel-") + o.kernel + "/-/-/" + divergence + "/x86_64 (" + m.outcome.key + ")");

@@ -1,5 +1,7 @@
 #include "harness/kernel/batch_writer.hpp"
 
+#include <linux/bpf.h>
+
 #include <cstring>
 #include <optional>
 
@@ -33,7 +35,7 @@ Expected<std::vector<uint8_t>> encode_batch(const std::vector<KernelCase>& cases
         size_t start = o.b.size();
         o.u32(0);  // record size, patched below
         o.u32(p.prog_type);
-        o.u32(0);  // prog_flags
+        o.u32(c.test_rnd_hi32 ? BPF_F_TEST_RND_HI32 : 0u);  // prog_flags
         o.u32(p.len());
         o.u16(static_cast<uint16_t>(p.maps.size()));
         o.u16(static_cast<uint16_t>(p.kfuncs.size()));

@@ -14,6 +14,11 @@ struct KernelCase {
     std::string name;                         // file name or generator seed, for reports
     Program program;
     std::vector<interp::ExecInput> inputs;    // BPF_PROG_TEST_RUN inputs (packet = data_in)
+    // Loaded with BPF_F_TEST_RND_HI32: the verifier poisons the upper half of every 32-bit def it
+    // did not mark zext_dst (bpf_opt_subreg_zext_lo32_rnd_hi32), so the real xlated program shows
+    // the kernel's zext marks, and the model (RewriteOptions::test_rnd_hi32) is held to them with
+    // the marks in the program's aux.
+    bool test_rnd_hi32 = false;
 };
 
 }  // namespace patchfuzz::kernel

@@ -95,7 +95,7 @@ std::string_view to_string(Agreement a) {
     return "?";
 }
 
-ModelResult run_model(const Program& original, passes::KernelProfile profile) {
+ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32) {
     ModelResult r;
     r.program = original;
     auto patcher = patch::make_patcher("incremental");
@@ -105,6 +105,7 @@ ModelResult run_model(const Program& original, passes::KernelProfile profile) {
     }
     passes::RewriteOptions o{.arch = arch_x86_64()};
     o.kernel = profile;
+    o.test_rnd_hi32 = test_rnd_hi32;
     auto res = passes::run_pipeline(r.program, *patcher, o);
     r.ok = res.outcome.ok();
     if (!r.ok) r.error = res.failed_pass + ": err " + std::to_string(res.outcome.err) + " " + res.outcome.log;
@@ -153,7 +154,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
             rep.accepted++;
             o.agreement = Agreement::Agree;
             ModelResult m;
-            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile);
+            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32);
             if (opts.compare) {
                 if (!m.ok) {
                     o.agreement = Agreement::ModelFailed;

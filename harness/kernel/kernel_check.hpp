@@ -86,13 +86,14 @@ Expected<CheckOptions> default_check_options(std::string_view tag, const std::st
 
 Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const CheckOptions& opts);
 
-// The model for one case: our incremental patcher over the pipeline for `profile`, x86_64.
+// The model for one case: our incremental patcher over the pipeline for `profile`, x86_64, with
+// BPF_F_TEST_RND_HI32's poisoning when the case is loaded with it.
 struct ModelResult {
     bool ok = false;
     std::string error;
     Program program;
 };
-ModelResult run_model(const Program& original, passes::KernelProfile profile);
+ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32 = false);
 
 // One case: its agreement, the verifier log of a rejection or crash, the diff, the failing runs.
 void print_case_outcome(std::ostream& out, const CaseOutcome& c);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "bpf/passes/zext_marks.hpp"
 #include "gen/shape_check.hpp"
 #include "gen/shrink.hpp"
 
@@ -93,7 +94,15 @@ KernelMinimizeResult minimize_kernel_finding(const KernelCase& failing, const Ca
         }
         std::vector<KernelCase> round;
         auto add = [&](Program&& p, std::vector<interp::ExecInput> inputs) {
-            round.push_back({res.minimized.name + "-shrink" + std::to_string(round.size()), std::move(p), std::move(inputs)});
+            KernelCase& kc = round.emplace_back(
+                KernelCase{res.minimized.name + "-shrink" + std::to_string(round.size()), std::move(p), std::move(inputs)});
+            kc.test_rnd_hi32 = res.minimized.test_rnd_hi32;
+            // Poisoned by the kernel wherever its verifier sets no mark: the candidate's marks are
+            // the ones the verifier would set on it, not the ones its code had before the shrink.
+            if (kc.test_rnd_hi32) {
+                for (InsnAux& a : kc.program.aux) a.zext_dst = false;
+                passes::add_zext_marks(kc.program);
+            }
         };
         for (Program& p : merged) add(std::move(p), res.minimized.inputs);
         merged.clear();

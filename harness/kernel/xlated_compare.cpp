@@ -101,6 +101,10 @@ CompareResult compare_xlated(const std::vector<isa::Insn>& kernel, const Program
                     isa::same(na, m[j + 1]))
                     return 2;
             }
+            if (a.code == (BPF_ALU64 | BPF_MOV | BPF_K) && a.dst_reg == isa::kRegAx && i + 1 < k.size() && j + 1 < m.size() &&
+                k[i + 1].code == (BPF_ALU64 | BPF_LSH | BPF_K) && k[i + 1].dst_reg == isa::kRegAx && k[i + 1].imm == 32 &&
+                isa::same(k[i + 1], m[j + 1]))  // M6
+                return 2;
             if (isa::is_ldimm64(a) && a.src_reg == 0 && i + 1 < k.size()) {  // M4, first slot
                 uint64_t kv = static_cast<uint32_t>(a.imm) | (static_cast<uint64_t>(static_cast<uint32_t>(k[i + 1].imm)) << 32);
                 if (kv >= 0xffff800000000000ULL) return 2;

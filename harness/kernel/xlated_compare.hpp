@@ -25,6 +25,8 @@
 //     address (>= 0xffff800000000000, e.g. &jiffies) against any src_reg-0 ld_imm64 of the model.
 //  M5 per-CPU offsets: the imm of a MOV K whose next instruction is the per-CPU address mov
 //     (ALU64 MOV X, off = -1) on the same register (bpf_get_smp_processor_id inline).
+//  M6 BPF_F_TEST_RND_HI32 poison: the imm of `AX = imm` (ALU64 MOV K into BPF_REG_AX) followed by
+//     `AX <<= 32` in both: get_random_u32() in the kernel, a seeded draw in the model.
 // Everything else (opcodes, registers, jump offsets, other immediates, length) must be equal.
 #include <cstdint>
 #include <map>
