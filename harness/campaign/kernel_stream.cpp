@@ -64,6 +64,7 @@ struct KernelStream::State {
                 Case c;
                 c.program = k.program;
                 c.inputs = k.inputs;
+                c.options.test_rnd_hi32 = k.test_rnd_hi32;
                 c.seed = batch_seed;
                 c.comments = std::move(comments);
                 return c;

@@ -57,7 +57,8 @@ RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, c
 // difference in any field. Offsets and immediates that differ before it are usually its
 // consequence (a jump over an insn the kernel inlined into several), so they do not name it.
 std::string difference_key(const CompareResult& c) {
-    const std::vector<isa::Insn>&k = c.kernel_normalised, &m = c.model_normalised;
+    const std::vector<isa::Insn>& k = c.kernel_normalised;
+    const std::vector<isa::Insn>& m = c.model_normalised;
     size_t at = 0;
     while (at < k.size() && at < m.size() && k[at].code == m[at].code) ++at;
     if (at == k.size() && at == m.size()) at = c.first_diff;
