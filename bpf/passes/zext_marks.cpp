@@ -115,6 +115,7 @@ struct OpFacts {
     uint8_t fall = 1;
     Jump jump = Jump::None;
     bool usual = false;  // neither by_fields nor a jump by imm or through the tables: see decode()
+    bool cond = false;   // a conditional jump by `off` (not may_goto): one the verifier may decide
 };
 
 constexpr OpFacts op_facts(uint8_t code) {
@@ -154,6 +155,7 @@ constexpr OpFacts op_facts(uint8_t code) {
                 if (o != BPF_JCOND) {
                     f.dst_read = kAny;
                     f.src_read = x;
+                    f.cond = true;
                 }
                 f.jump = Jump::Off;
             }
@@ -168,6 +170,7 @@ constexpr OpFacts op_facts(uint8_t code) {
                 f.jump = x ? Jump::Off : Jump::Imm;  // gotol: JMP32 | JA | K
             } else {
                 f.jump = Jump::Off;
+                f.cond = o != BPF_JCOND;
             }
             return f;
         case BPF_LDX:
@@ -270,6 +273,23 @@ struct Decoded {
     return decode_by_table(insn, f, pc, n);
 }
 
+// decode(), and for a bpf-to-bpf call the callee's entry as its first successor: a call passes
+// R1-R5 to the callee as they are, 32-bit defs' subreg_def included (set_callee_state() copies the
+// caller's registers), so the callee's 64-bit read of an argument before redefining it marks the
+// caller's def (mark_insn_zext() at the read, in kernel/bpf/verifier.c): the call reads what the
+// callee's entry reads of R1-R5, through kCalleeEdge in for_each_gap()'s sweep.
+[[gnu::always_inline]] inline Decoded decode_with_callee(const Insn& insn, uint32_t pc, uint32_t n) {
+    Decoded d = decode(insn, pc, n);
+    if (isa::is_pseudo_call(insn)) [[unlikely]] {
+        const int64_t t = static_cast<int64_t>(pc) + 1 + insn.imm;
+        if (t >= 0 && t < static_cast<int64_t>(n)) {
+            d.succ[0] = static_cast<uint32_t>(t);
+            d.end |= kCalleeEdge;
+        }
+    }
+    return d;
+}
+
 // Is the insn at `pc` the second slot of an ld_imm64, as a walk from pc 0 that steps over every
 // ld_imm64's second slot sees it? A run of k ld_imm64 opcodes just before pc starts with one
 // that is an insn of its own, so pc is a second slot exactly when k is odd (k is 0 in any valid
@@ -278,6 +298,115 @@ bool is_second_slot(const Program& prog, uint32_t pc) {
     uint32_t k = 0;
     while (k < pc && isa::is_ldimm64(prog.insns[pc - 1 - k])) ++k;
     return k % 2 == 1;
+}
+
+// ---- branches the verifier decides -------------------------------------------------------------
+// check_cond_jmp_op() (kernel/bpf/verifier.c) asks is_branch_taken() whether the registers it knows
+// decide a conditional jump; a privileged load (bypass_spec_v1) then follows only the side that is
+// taken, so reads on the other side never mark a def (an unprivileged load explores it
+// speculatively: not modelled, generated programs load privileged). Modelled for the registers
+// whose value is a constant set by the straight-line code just before the jump (`r0 = 0; if r0 != 0
+// goto ...`), which the verifier knows exactly: a subset of what it decides, so that no edge it
+// explores is dropped.
+
+// The constant register `r` holds on entry to `pc` when the straight-line code before it sets it:
+// going back from pc while each insn is entered only from the one before (`entered` says which
+// are entered otherwise: jump targets, entries), up to r's def, which must be a MOV K or an
+// ld_imm64 of a plain value; nullopt otherwise.
+// The value the insn at q gives its dst when the verifier knows it from the insn alone: a MOV K
+// (64-bit: imm sign-extended; 32-bit: zero-extended) or an ld_imm64 of a plain value.
+std::optional<uint64_t> known_value(const Program& prog, uint32_t q) {
+    const Insn& i = prog.insns[q];
+    if (i.code == (BPF_ALU64 | BPF_MOV | BPF_K) && i.off == 0) return static_cast<uint64_t>(static_cast<int64_t>(i.imm));
+    if (i.code == (BPF_ALU | BPF_MOV | BPF_K) && i.off == 0) return static_cast<uint32_t>(i.imm);
+    if (isa::is_ldimm64(i) && i.src_reg == 0 && q + 1 < prog.len())
+        return static_cast<uint32_t>(i.imm) | static_cast<uint64_t>(static_cast<uint32_t>(prog.insns[q + 1].imm)) << 32;
+    return std::nullopt;
+}
+
+// How far back straight_line_constant() looks: the constants the generators and real programs
+// compare are set just before the jump; a longer walk would cost every generated case more than it
+// decides.
+constexpr uint32_t kStraightLineSteps = 8;
+
+// The constant register `r` holds on entry to `pc` when the straight-line code just before it
+// sets it: going back from pc while each insn is entered only from the one before (`entered(q)`),
+// at most kStraightLineSteps insns, up to the first insn whose `ends(q)` has r (a def, or a call's
+// clobber), which must be a known_value(); nullopt otherwise.
+template <class Entered, class Ends>
+std::optional<uint64_t> straight_line_constant(const Program& prog, const Entered& entered, const Ends& ends, uint32_t pc, int r) {
+    const Insn* const insns = prog.insns.data();
+    for (uint32_t q = pc, steps = 0; q > 0 && !entered(q) && steps < kStraightLineSteps; ++steps) {
+        --q;
+        if (is_second_slot(prog, q)) --q;  // the ld_imm64 whose second slot falls into q + 2
+        if (kOpFacts[insns[q].code].fall == 0) return std::nullopt;  // ja, exit: q + 1 is entered otherwise, if at all
+        if ((ends(q) & bit(r)) == 0) continue;
+        return def_regno(insns[q]) == r ? known_value(prog, q) : std::nullopt;  // a call clobbers R0-R5
+    }
+    return std::nullopt;
+}
+
+// is_branch_taken() on two known values: whether the jump `op` is taken, compared in 32 or 64 bits.
+bool branch_taken(uint8_t op, uint64_t a, uint64_t b, bool is32) {
+    if (is32) {
+        a = static_cast<uint32_t>(a);
+        b = static_cast<uint32_t>(b);
+    }
+    const int64_t sa = is32 ? static_cast<int32_t>(a) : static_cast<int64_t>(a);
+    const int64_t sb = is32 ? static_cast<int32_t>(b) : static_cast<int64_t>(b);
+    switch (op) {
+        case BPF_JEQ: return a == b;
+        case BPF_JNE: return a != b;
+        case BPF_JGT: return a > b;
+        case BPF_JGE: return a >= b;
+        case BPF_JLT: return a < b;
+        case BPF_JLE: return a <= b;
+        case BPF_JSGT: return sa > sb;
+        case BPF_JSGE: return sa >= sb;
+        case BPF_JSLT: return sa < sb;
+        case BPF_JSLE: return sa <= sb;
+        default: return (a & b) != 0;  // BPF_JSET
+    }
+}
+
+// Which side of the conditional jump at `pc` the verifier never follows when straight-line constants
+// decide it: kTakenDropped (the jump; the fall-through is followed), kFallDropped, or kNoneDropped.
+// `entered(q)` says whether insn q is entered other than from the one before (entered_insns()).
+enum class Untaken : uint8_t { None, Jump, FallThrough };
+template <class Entered, class Ends>
+Untaken untaken_side(const Program& prog, const Entered& entered, const Ends& ends, uint32_t pc) {
+    const Insn& i = prog.insns[pc];
+    if (!kOpFacts[i.code].cond) return Untaken::None;
+    const uint8_t c = isa::cls(i), op = isa::op(i);
+    const std::optional<uint64_t> a = straight_line_constant(prog, entered, ends, pc, i.dst_reg);
+    if (!a) return Untaken::None;
+    const bool is32 = c == BPF_JMP32;
+    const std::optional<uint64_t> b = isa::src_bit(i) ? straight_line_constant(prog, entered, ends, pc, i.src_reg)
+                                      : std::optional<uint64_t>(is32 ? static_cast<uint32_t>(i.imm)
+                                                                     : static_cast<uint64_t>(static_cast<int64_t>(i.imm)));
+    if (!b) return Untaken::None;
+    return branch_taken(op, *a, *b, is32) ? Untaken::FallThrough : Untaken::Jump;
+}
+
+// The insns entered other than from the insn before: the entry, subprog starts, jump targets
+// (a first successor: decode_with_callee()), callee entries and jump table entries. for_each_gap()
+// marks the same while it decodes.
+std::vector<bool> entered_insns(const Program& prog) {
+    const uint32_t n = prog.len();
+    std::vector<bool> entered(n + 3, false);
+    entered[0] = true;
+    for (const SubprogInfo& s : prog.subprogs)
+        if (s.start < n) entered[s.start] = true;
+    bool gotox = false;
+    for (uint32_t pc = 0; pc < n; ++pc) {
+        const uint32_t first = decode_with_callee(prog.insns[pc], pc, n).succ[0];
+        entered[first] = true;
+        gotox |= first == tables_node(n);
+    }
+    std::vector<uint32_t> table_targets;
+    if (gotox) append_jump_table_targets(prog, table_targets);  // (entered only through a gotox)
+    for (const uint32_t t : table_targets) entered[t] = true;
+    return entered;
 }
 
 // A 32-bit def that zext_gaps() reports when some path reads its register as 64 bits must also be
@@ -338,6 +467,7 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
     // the decoded insns that it reads, so that only the former is cleared (one small memset).
     struct Live {
         RegMask live_in;
+        bool entered;      // entered other than from the insn before (for untaken_side())
         uint32_t resweep;  // 1 + the highest pc that reads live_in before this node is swept
     };
     const std::unique_ptr<Live[]> live = std::make_unique_for_overwrite<Live[]>(n + 3);
@@ -347,21 +477,22 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
     // and every back edge marks its target's `resweep`: a back edge's source is at or above its
     // target, so each mark is complete before the target's first change asks for it.
     const Insn* const insns = prog.insns.data();
+    // Live::entered: the entry, subprog starts, jump targets, callee entries and jump table
+    // entries, as entered_insns() gives them.
+    live[0].entered = true;
+    for (const SubprogInfo& s : prog.subprogs)
+        if (s.start < n) live[s.start].entered = true;
+    // The conditional jumps, ones the verifier may decide (untaken_side()): a program has a few
+    // dozen at most, kept in a small array; past that, every insn is looked at again.
+    std::array<uint32_t, 64> conds;
+    uint32_t cond_count = 0;
     for (uint32_t pc = 0; pc < n; ++pc) {
-        Decoded d = decode(insns[pc], pc, n);
-        // A bpf-to-bpf call passes R1-R5 to the callee as they are, 32-bit defs' subreg_def
-        // included (set_callee_state() copies the caller's registers), so the callee's 64-bit read
-        // of an argument before redefining it marks the caller's def (mark_insn_zext() at the
-        // read, in kernel/bpf/verifier.c): the call reads what the callee's entry reads of R1-R5.
-        // Its first successor is then the callee's entry, read through kCalleeEdge in the sweep.
-        if (isa::is_pseudo_call(insns[pc])) [[unlikely]] {
-            const int64_t t = static_cast<int64_t>(pc) + 1 + insns[pc].imm;
-            if (t >= 0 && t < static_cast<int64_t>(n)) {
-                d.succ[0] = static_cast<uint32_t>(t);
-                d.end |= kCalleeEdge;
-            }
+        const Decoded d = decoded[pc] = decode_with_callee(insns[pc], pc, n);
+        live[d.succ[0]].entered = true;
+        if (kOpFacts[insns[pc].code].cond) {
+            if (cond_count < conds.size()) conds[cond_count] = pc;
+            ++cond_count;
         }
-        decoded[pc] = d;
         // Only the first successor, a jump's or a callee's entry, can be read early (at or
         // below pc).
         if (d.succ[0] <= pc) live[d.succ[0]].resweep = std::max(live[d.succ[0]].resweep, pc + 1);
@@ -374,8 +505,25 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         for (uint32_t pc = n; pc-- > 0 && !gotox_top;)
             if (decoded[pc].succ[0] == tables_node(n)) gotox_top = pc + 1;
         if (gotox_top) append_jump_table_targets(prog, table_targets);
-        for (const uint32_t t : table_targets) live[t].resweep = std::max({live[t].resweep, gotox_top, t + 1});
+        for (const uint32_t t : table_targets) {
+            live[t].resweep = std::max({live[t].resweep, gotox_top, t + 1});
+            live[t].entered = true;
+        }
     }
+    // The sides the verifier never follows are no edges (untaken_side()).
+    const auto entered = [&live](uint32_t q) { return live[q].entered; };
+    const auto ends_at = [&decoded](uint32_t q) { return decoded[q].end; };
+    auto drop_untaken = [&](uint32_t pc) {
+        switch (untaken_side(prog, entered, ends_at, pc)) {
+            case Untaken::None: break;
+            case Untaken::Jump: decoded[pc].succ[0] = no_node(n); break;
+            case Untaken::FallThrough: decoded[pc].succ[1] = no_node(n); break;
+        }
+    };
+    if (cond_count <= conds.size()) [[likely]]
+        for (uint32_t k = 0; k < cond_count; ++k) drop_untaken(conds[k]);
+    else
+        for (uint32_t pc = 0; pc < n; ++pc) drop_untaken(pc);  // (untaken_side() passes over the others)
     // The sweep (see above). A table entry's change sends it back to at least the entry itself,
     // so that the tables node is joined again before any gotox below reads it.
     const uint32_t tables = tables_node(n);
@@ -418,7 +566,23 @@ std::optional<uint32_t> zext_gap_read(const Program& prog, const ZextGap& gap) {
     const uint32_t n = prog.len();
     std::vector<bool> visited(n, false);
     std::vector<uint32_t> work;
-    append_successors(prog, gap.def_pc, work);
+    const std::vector<bool> entered_bits = entered_insns(prog);
+    const auto entered = [&entered_bits](uint32_t q) { return static_cast<bool>(entered_bits[q]); };
+    const auto ends_at = [&prog](uint32_t q) { return ends(prog.insns[q]); };
+    // The successors the verifier follows: a decided jump's untaken side is none (untaken_side()).
+    auto append_followed = [&](uint32_t pc) {
+        const size_t from = work.size();
+        append_successors(prog, pc, work);
+        const Untaken u = untaken_side(prog, entered, ends_at, pc);
+        if (u == Untaken::None) return;
+        const uint32_t dropped = u == Untaken::FallThrough ? pc + 1 : static_cast<uint32_t>(static_cast<int64_t>(pc) + 1 + prog.insns[pc].off);
+        for (size_t k = from; k < work.size(); ++k)
+            if (work[k] == dropped) {
+                work.erase(work.begin() + static_cast<std::ptrdiff_t>(k));
+                break;
+            }
+    };
+    append_followed(gap.def_pc);
     while (!work.empty()) {
         const uint32_t p = work.back();
         work.pop_back();
@@ -432,7 +596,7 @@ std::optional<uint32_t> zext_gap_read(const Program& prog, const ZextGap& gap) {
             if (t >= 0 && t < static_cast<int64_t>(n)) work.push_back(static_cast<uint32_t>(t));
         }
         if (ends(u) & bit(gap.reg)) continue;
-        append_successors(prog, p, work);
+        append_followed(p);
     }
     return std::nullopt;
 }

@@ -19,8 +19,16 @@
 // Callbacks (bpf_loop and friends) get their R1-R5 from the helper, not the caller's registers:
 // not followed.
 // The internal tail call reads and clobbers nothing: a failed tail call continues at the next insn
-// with every register as it was. Like the verifier's liveness this is conservative: a 64-bit read
-// on any path marks the def.
+// with every register as it was. A conditional jump that the verifier decides from registers it
+// knows (is_branch_taken() in check_cond_jmp_op()) has only the side it takes: a privileged load
+// never explores the other (an unprivileged one does, speculatively: not modelled; generated
+// programs load privileged). Modelled for registers set to a constant (MOV K, plain ld_imm64) by
+// the straight-line code at most 8 insns before the jump, a subset of what the verifier decides:
+// `r0 = 0; if r0 != 0 goto l` never reaches l. Like the verifier's liveness this is otherwise
+// conservative: a 64-bit read on any path marks the def.
+//
+// Checked against the real 6.12 verifier with BPF_F_TEST_RND_HI32 (`patchfuzz kernel gen
+// --rnd-hi32`, ci/kernel): the xlated code then shows which 32-bit defs it marked.
 #include <cstdint>
 #include <optional>
 #include <vector>

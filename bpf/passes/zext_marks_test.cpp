@@ -86,6 +86,38 @@ TEST(ZextMarks, ArgumentReadsGoThroughNestedCallsAndCalleesAboveTheCall) {
     EXPECT_EQ(zext_gap_read(p, zext_gaps(p)[0]), 3u);
 }
 
+TEST(ZextMarks, ASideTheVerifierNeverFollowsReadsNothing) {
+    // w7 += 1; r0 = 0; if r0 != 0 goto +1 (never taken: the verifier knows r0); r7 = 5; r0 = r7.
+    // Only the jump would reach the 64-bit read of the 32-bit def: a privileged load never
+    // explores it, so the def is not marked.
+    auto prog = [](Insn before_jump, Insn jump) {
+        return make_program({alu32_imm(BPF_ADD, 7, 1), before_jump, jump, mov64_imm(7, 5), mov64_reg(0, 7), exit_insn()});
+    };
+    EXPECT_TRUE(gap_defs(prog(mov64_imm(0, 0), jmp_imm(BPF_JNE, 0, 0, 1))).empty());
+    // Taken (r0 == 0): now the fall-through, which redefines r7, is the side never followed.
+    EXPECT_EQ(gap_defs(prog(mov64_imm(0, 0), jmp_imm(BPF_JEQ, 0, 0, 1))), std::vector<uint32_t>{0});
+    // Unknown r0 (a load): both sides are followed.
+    EXPECT_EQ(gap_defs(prog(ldx(BPF_DW, 0, 10, -8), jmp_imm(BPF_JNE, 0, 0, 1))), std::vector<uint32_t>{0});
+    // 32-bit and signed compares: w0 = -1 is 0xffffffff in 64 bits, -1 in 32.
+    // (the 64-bit compare reads w0's def as 64 bits: that def is marked; r7's is not)
+    EXPECT_EQ(gap_defs(prog(mov32_imm(0, -1), jmp_imm(BPF_JSLT, 0, 0, 1))), std::vector<uint32_t>{1});  // 0xffffffff s< 0: no
+    EXPECT_EQ(gap_defs(prog(mov32_imm(0, -1), jmp32_imm(BPF_JSLT, 0, 0, 1))), std::vector<uint32_t>{0});  // -1 s< 0: yes
+    // Two known registers.
+    Program two = make_program({alu32_imm(BPF_ADD, 7, 1), mov64_imm(2, 3), mov64_imm(3, 4), jmp_reg(BPF_JEQ, 2, 3, 1),
+                                mov64_imm(7, 5), mov64_reg(0, 7), exit_insn()});
+    EXPECT_TRUE(gap_defs(two).empty());
+    two.insns[2] = mov64_imm(3, 3);
+    EXPECT_EQ(gap_defs(two), std::vector<uint32_t>{0});
+    // A jump into the compare's block, or a call between the constant and the compare, leaves the
+    // value unknown to this model: both sides count.
+    const Program entered = make_program({alu32_imm(BPF_ADD, 7, 1), ja(1), mov64_imm(0, 0), jmp_imm(BPF_JNE, 0, 0, 1),
+                                          mov64_imm(7, 5), mov64_reg(0, 7), exit_insn()});
+    EXPECT_EQ(gap_defs(entered), std::vector<uint32_t>{0});
+    const Program called = make_program({alu32_imm(BPF_ADD, 7, 1), mov64_imm(0, 0), call_helper(BPF_FUNC_ktime_get_ns),
+                                         jmp_imm(BPF_JNE, 0, 0, 1), mov64_imm(7, 5), mov64_reg(0, 7), exit_insn()});
+    EXPECT_EQ(gap_defs(called), std::vector<uint32_t>{0});
+}
+
 TEST(ZextMarks, A64BitCmpxchgReadsR0) {
     // w0 = 1; r0 = cmpxchg(*(u64 *)(r10 - 8), r0, r1): the comparison uses all of r0.
     const Insn cmpxchg64 = make(BPF_STX | BPF_ATOMIC | BPF_DW, 10, 1, -8, BPF_CMPXCHG);
