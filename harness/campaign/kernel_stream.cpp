@@ -101,6 +101,9 @@ struct KernelStream::State {
             auto g = gen::generate_acceptable(rng, go);
             cases.push_back({"kbatch-" + std::to_string(batch_seed) + "-" + std::to_string(i), std::move(g.program),
                              std::move(g.inputs)});
+            // Every other program is loaded with BPF_F_TEST_RND_HI32, which also holds the
+            // model's zext_dst marks to the verifier's (kernel::with_rnd_hi32).
+            if (i % 2 == 1) kernel::with_rnd_hi32(cases.back());
         }
         auto rep = kernel::check_cases(cases, cfg.check);
         if (!rep) {

@@ -3,7 +3,8 @@
 // the in-process oracles run on generated cases, a background thread feeds batches of
 // verifier-acceptable programs (gen/acceptable_gen.hpp) through a real kernel under qemu
 // (harness/kernel/kernel_check.hpp: accepted?, real xlated vs our incremental model, and the
-// real BPF_PROG_TEST_RUN vs our interpreter). The VM is a separate process, so the thread mostly
+// real BPF_PROG_TEST_RUN vs our interpreter); every other program is loaded with
+// BPF_F_TEST_RND_HI32, so that the model's zext_dst marks are held to the verifier's too. The VM is a separate process, so the thread mostly
 // waits and the campaign's own throughput barely changes.
 //
 // Every disagreement is a finding: bucketed by a signature

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "bpf/passes/zext_marks.hpp"
 #include "bpf/util/rng.hpp"
 #include "gen/acceptable_gen.hpp"
 #include "harness/case/case_file.hpp"
@@ -170,13 +169,6 @@ int parse(Args args, Opts& o) {
     return -1;
 }
 
-// With BPF_F_TEST_RND_HI32 the case carries the zext_dst marks the verifier would set (modelled by
-// passes::add_zext_marks, which only adds marks): the model poisons the defs without one.
-void with_rnd_hi32(kernel::KernelCase& kc) {
-    kc.test_rnd_hi32 = true;
-    passes::add_zext_marks(kc.program);
-}
-
 Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type, bool rnd_hi32) {
     if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
         std::ifstream f(path, std::ios::binary);
@@ -187,13 +179,13 @@ Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_t
         std::memcpy(insns.data(), b.data(), b.size());
         kernel::KernelCase kc{path, make_program(std::move(insns)), {}};
         kc.program.prog_type = prog_type;
-        if (rnd_hi32) with_rnd_hi32(kc);
+        if (rnd_hi32) kernel::with_rnd_hi32(kc);
         return kc;
     }
     auto c = harness::read_case(path);
     if (!c) return c.error();
     kernel::KernelCase kc{path, std::move(c->program), std::move(c->inputs)};
-    if (rnd_hi32 || c->options.test_rnd_hi32) with_rnd_hi32(kc);
+    if (rnd_hi32 || c->options.test_rnd_hi32) kernel::with_rnd_hi32(kc);
     return kc;
 }
 
@@ -279,7 +271,7 @@ int do_gen(const Opts& o) {
     for (uint64_t i = 0; i < o.count; i++) {
         auto g = gen::generate_acceptable(rng, go);
         cases.push_back({"gen-" + std::to_string(o.seed) + "-" + std::to_string(i), std::move(g.program), std::move(g.inputs)});
-        if (o.rnd_hi32) with_rnd_hi32(cases.back());
+        if (o.rnd_hi32) kernel::with_rnd_hi32(cases.back());
     }
     auto r = kernel::check_cases(cases, *co);
     if (!r) {

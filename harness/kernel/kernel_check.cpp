@@ -9,6 +9,7 @@
 
 #include "bpf/arch/arch_profile.hpp"
 #include "bpf/interp/interp.hpp"
+#include "bpf/passes/zext_marks.hpp"
 #include "bpf/patch/patch.hpp"
 #include "harness/kernel/kernel_image.hpp"
 #include "harness/kernel/xlated_compare.hpp"
@@ -73,6 +74,11 @@ std::string difference_key(const CompareResult& c) {
 }
 
 }  // namespace
+
+void with_rnd_hi32(KernelCase& kc) {
+    kc.test_rnd_hi32 = true;
+    passes::add_zext_marks(kc.program);
+}
 
 const char* divergence_of(const CaseOutcome& o) {
     switch (o.agreement) {

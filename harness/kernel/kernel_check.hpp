@@ -55,6 +55,11 @@ struct CaseOutcome {
     }
 };
 
+// Loads `kc` with BPF_F_TEST_RND_HI32 (KernelCase::test_rnd_hi32), its program carrying the zext_dst
+// marks the verifier would set (passes::add_zext_marks, which only adds marks), so that the model
+// poisons exactly the defs without one.
+void with_rnd_hi32(KernelCase& kc);
+
 // The class of a case's disagreement, as kernel findings name it: "xlated-differ", "model-failed",
 // "vm-crashed" or (all else agreeing) "run-mismatch"; nullptr when it agrees or was rejected.
 const char* divergence_of(const CaseOutcome& o);
