@@ -44,9 +44,10 @@ struct Jumper {
 
 class Env {
 public:
-    // `jumpers`: storage for the indexed walk's list, kept by the patcher from batch to batch.
-    Env(Program& prog, BranchWalk walk, std::vector<Jumper>& jumpers)
-        : prog_(prog), indexed_(walk == BranchWalk::Indexed), jumpers_(jumpers) {
+    // `jumpers`: storage for the indexed walk's list, `fresh`: for replace_in_list()'s new entries;
+    // both kept by the patcher from batch to batch (their contents are rebuilt before every read).
+    Env(Program& prog, BranchWalk walk, std::vector<Jumper>& jumpers, std::vector<Jumper>& fresh)
+        : prog_(prog), indexed_(walk == BranchWalk::Indexed), jumpers_(jumpers), fresh_(fresh) {
         // Validated programs have strictly increasing line info (check_btf_line): the entries
         // past an offset are a suffix, found by binary search; others keep the full scans. The
         // adjustments keep the order, so it is checked once per batch.
@@ -416,7 +417,7 @@ private:
     bool linfo_sorted_ = true;
     std::vector<Jumper>& jumpers_;  // Indexed: ascending, every insn whose disp_field() is not None
     size_t after_ = 0;             // replace_in_list(): the first entry after the replaced insns
-    std::vector<Jumper> fresh_;    // replace_in_list(): the entries of the new insns
+    std::vector<Jumper>& fresh_;   // replace_in_list(): the entries of the new insns
     std::string warn_;
 };
 
@@ -427,7 +428,7 @@ public:
 
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
         if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
-        Env env(prog, walk_, jumpers_);
+        Env env(prog, walk_, jumpers_, fresh_);
         const auto& patches = batch.patches;
         // Applied patches so far (their original positions and cumulative growth), to express a
         // patch's backward outgoing targets in current coordinates.
@@ -512,6 +513,7 @@ private:
     const BranchWalk walk_;
     // Storage reused from batch to batch (apply() never re-enters itself).
     std::vector<Jumper> jumpers_;
+    std::vector<Jumper> fresh_;
     std::vector<int64_t> cum_;
     std::vector<isa::Insn> buf_;
 
