@@ -148,10 +148,54 @@ constexpr const char* kSecondSlotReason = "execution reached the second slot of 
 
 }  // namespace
 
+// The DInsn arrays of decoded code destroyed before, kept per thread for the next decodes: the
+// execution oracle decodes a few programs for every case, each into an array of its own. An
+// array is made with room for at least kMinRoom insns, so that most programs fit any spare one.
+class SpareCode {
+public:
+    struct Array {
+        std::unique_ptr<DInsn[]> insns;
+        size_t room = 0;
+    };
+    // An array with room for n DInsns, its contents unspecified. Not inlined: in decode() it made
+    // the loop keep `n` on the stack.
+    [[gnu::noinline]] static Array take(size_t n) {
+        Kept& kept = thread_kept();
+        for (size_t k = kept.count; k-- > 0;)
+            if (kept.arrays[k].room >= n) {
+                Array a = std::move(kept.arrays[k]);
+                kept.arrays[k] = std::move(kept.arrays[--kept.count]);
+                return a;
+            }
+        const size_t room = std::max(n, kMinRoom);
+        return Array{std::unique_ptr<DInsn[]>(new DInsn[room]), room};
+    }
+    // Kept for a later take() unless kMaxKept are already (then freed).
+    static void give_back(Array a) {
+        Kept& kept = thread_kept();
+        if (a.insns && kept.count < kMaxKept) kept.arrays[kept.count++] = std::move(a);
+    }
+
+private:
+    static constexpr size_t kMinRoom = 512;
+    static constexpr size_t kMaxKept = 4;
+    struct Kept {
+        Array arrays[kMaxKept];
+        size_t count = 0;
+    };
+    static Kept& thread_kept() {
+        static thread_local Kept kept;
+        return kept;
+    }
+};
+
 // A program's code decoded for one value of movsx_as_mov, the only part of a profile the decode
 // depends on (and nothing of an input): what Executables of one program share.
 struct DecodedCode {
     DecodedCode(const Program& prog, bool movsx_as_mov) : prog_(prog), movsx_as_mov_(movsx_as_mov) { decode(); }
+    ~DecodedCode() { SpareCode::give_back(SpareCode::Array{std::move(code_), room_}); }
+    DecodedCode(const DecodedCode&) = delete;
+    DecodedCode& operator=(const DecodedCode&) = delete;
     void decode();
     // Sets DInsn::zext from the program's marks, once (what runs with ZextMarks::Apply read; the
     // others, sharing this code, never look).
@@ -167,9 +211,11 @@ struct DecodedCode {
     const Program& prog_;
     const bool movsx_as_mov_;
     bool has_movsx_ = false;  // some insn decoded differently under the other movsx_as_mov
-    // One per insn, every one written by decode() (so not zeroed first, as a vector's would be).
+    // One per insn and one after them, every one written by decode() (so not zeroed first, as a
+    // vector's would be; the array may come with the insns of an earlier decode: SpareCode).
     std::unique_ptr<DInsn[]> code_;
     size_t size_ = 0;
+    size_t room_ = 0;  // the array's DInsns
     std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
     static constexpr uint32_t kNoReason = ~0u;  // DInsn::imm of an INVALID insn without one in invalid_
     // DInsn::imm of the second slot of a decoded ld_imm64, whose reason (kSecondSlotReason) is not
@@ -177,27 +223,6 @@ struct DecodedCode {
     static constexpr uint32_t kSecondSlot = ~1u;
     static constexpr DInsn second_slot() { return DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(kSecondSlot), 0, {}}; }
     mutable std::once_flag zext_marked_;
-};
-
-// A program decoded for one arch's semantics (see Executable in interp.hpp).
-struct DecodedProgram {
-    DecodedProgram(const Program& prog, const ArchProfile& arch, ZextMarks marks)
-        : prog_(prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {
-        if (marks == ZextMarks::Apply) code_->mark_zexts();
-    }
-    DecodedProgram(const DecodedProgram& like, const ArchProfile& arch, ZextMarks marks)
-        : prog_(like.prog_),
-          arch_(arch),
-          marks_(marks),
-          code_(like.code_->decodes_for(arch.movsx_as_mov) ? like.code_
-                                                           : std::make_shared<const DecodedCode>(like.prog_, arch.movsx_as_mov)) {
-        if (marks == ZextMarks::Apply) code_->mark_zexts();
-    }
-
-    const Program& prog_;
-    const ArchProfile arch_;
-    const ZextMarks marks_;
-    const std::shared_ptr<const DecodedCode> code_;
 };
 
 // What PreparedInput keeps of the first run on its input: the set-up that run built, and what of
@@ -252,18 +277,19 @@ public:
     // on many inputs into the same results).
     // `image` (optional): the set-up saved by an earlier run on `in`, restored when it fits this
     // program, else built and saved there (PreparedInput).
-    Machine(const DecodedProgram& decoded, const ExecInput& in, SetupImage* image, const ExecOptions& opts, ExecResult& out)
-        : prog_(decoded.prog_),
+    Machine(const Executable& exe, const DecodedCode& code, const ExecInput& in, SetupImage* image, const ExecOptions& opts,
+            ExecResult& out)
+        : prog_(exe.program()),
           in_(in),
           image_(image),
-          arch_(decoded.arch_),
-          marks_(decoded.marks_),
+          arch_(exe.arch()),
+          marks_(exe.zext_marks()),
           opts_(opts),
           res_(out),
           effects_(out.effects),
-          code_(decoded.code_->code_.get()),
-          code_size_(decoded.code_->size_),
-          invalid_(decoded.code_->invalid_),
+          code_(code.code_.get()),
+          code_size_(code.size_),
+          invalid_(code.invalid_),
           prandom_(in.prandom_seed) {
         res_.clear_but_memory();  // run() writes the memory, or clears it (end_before_start)
         maps_.swap(spare_models());
@@ -912,7 +938,9 @@ void DecodedCode::decode() {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     // One more than the insns: what a run that falls through the last insn (or returns past it)
     // reaches, an invalid insn with no reason of its own (Machine::loop names it).
-    code_.reset(new DInsn[n + 1]);
+    SpareCode::Array array = SpareCode::take(size_t{n} + 1);
+    code_ = std::move(array.insns);
+    room_ = array.room;
     size_ = n;
     code_[n] = DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(kNoReason)};
     const RegDecode* const regs = reg_decode_table();
@@ -2127,19 +2155,24 @@ std::string decode_mismatch(const Program& prog, bool movsx_as_mov) {
 }
 
 Executable::Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks)
-    : decoded_(std::make_unique<const DecodedProgram>(prog, arch, marks)) {}
+    : prog_(&prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {
+    if (marks == ZextMarks::Apply) code_->mark_zexts();
+}
 Executable::Executable(const Executable& decoded_like, const ArchProfile& arch, ZextMarks marks)
-    : decoded_(std::make_unique<const DecodedProgram>(*decoded_like.decoded_, arch, marks)) {}
-bool Executable::shares_code_with(const Executable& other) const { return decoded_->code_ == other.decoded_->code_; }
+    : prog_(decoded_like.prog_),
+      arch_(arch),
+      marks_(marks),
+      code_(decoded_like.code_->decodes_for(arch.movsx_as_mov) ? decoded_like.code_
+                                                               : std::make_shared<const DecodedCode>(*prog_, arch.movsx_as_mov)) {
+    if (marks == ZextMarks::Apply) code_->mark_zexts();
+}
+bool Executable::shares_code_with(const Executable& other) const { return code_ == other.code_; }
 Executable::~Executable() = default;
 Executable::Executable(Executable&&) noexcept = default;
 Executable& Executable::operator=(Executable&&) noexcept = default;
-const Program& Executable::program() const { return decoded_->prog_; }
-const ArchProfile& Executable::arch() const { return decoded_->arch_; }
-ZextMarks Executable::zext_marks() const { return decoded_->marks_; }
 
 void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out) {
-    Machine m(*exe.decoded_, in, nullptr, opts, out);
+    Machine m(exe, *exe.code_, in, nullptr, opts, out);
     m.run();
 }
 
@@ -2155,7 +2188,7 @@ void PreparedInput::reset(const ExecInput& in) {
 bool PreparedInput::has_setup() const { return image_->saved; }
 
 void execute(const Executable& exe, PreparedInput& in, const ExecOptions& opts, ExecResult& out) {
-    Machine m(*exe.decoded_, *in.in_, in.image_.get(), opts, out);
+    Machine m(exe, *exe.code_, *in.in_, in.image_.get(), opts, out);
     m.run();
 }
 
