@@ -241,7 +241,7 @@ struct SetupImage {
     uint64_t nr_args = 0;  // tracing_nr_args(), in the ctx prefix of a tracing program
     std::vector<MapShape> map_shapes;
     Memory::Image memory;
-    std::vector<MapModel::State> maps;
+    std::vector<MapModel::State> maps;  // [0, map_shapes.size()): this set-up's
     // MapModel::content_digest() of each map as set up, noted by the first run that ended with
     // its maps unchanged (Machine::record_map_digests), for the runs after it that leave them
     // unchanged too: most runs change no map, and each run digested every map. An insn array's
@@ -262,7 +262,9 @@ struct SetupImage {
         map_shapes.clear();
         for (const MapDef& d : p.maps) map_shapes.emplace_back(d);
         mem.save(memory);
-        maps.resize(models.size());
+        // Never shrunk: the States after the models' (a set-up of more maps before) keep their
+        // storage for a later one, and only the first map_shapes.size() are read (fits()).
+        if (maps.size() < models.size()) maps.resize(models.size());
         for (size_t i = 0; i < models.size(); ++i) maps[i] = models[i].state();
         saved = true;
         digests_saved = false;
@@ -294,10 +296,7 @@ public:
         res_.clear_but_memory();  // run() writes the memory, or clears it (end_before_start)
         maps_.swap(spare_models());
     }
-    ~Machine() {
-        maps_.clear();
-        spare_models().swap(maps_);
-    }
+    ~Machine() { spare_models().swap(maps_); }
     Machine(const Machine&) = delete;
     Machine& operator=(const Machine&) = delete;
 
@@ -315,6 +314,11 @@ private:
     bool setup();
     bool build_setup();
     void record_map_digests();
+    // maps_ with at most n models (those of a run before, to be remade) and room for n.
+    void keep_models(size_t n) {
+        if (maps_.size() > n) maps_.erase(maps_.begin() + static_cast<std::ptrdiff_t>(n), maps_.end());
+        maps_.reserve(n);
+    }
     // What a 32-bit def does with the register's upper half (hi_keep_): the plain runs, most of
     // all, know it when the loop is made, and their 32-bit ops are then a plain 32-bit op.
     enum class UpperHalf : uint8_t { Zeroed, Kept, AsHiKeep };
@@ -411,10 +415,13 @@ private:
     const size_t code_size_;
     const std::vector<std::string>& invalid_;
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
-    std::vector<MapModel> maps_;  // reserved for all maps at once: models never move
-    // The storage of maps_, kept per thread from one run to the next (most runs have maps: a
-    // vector of their own was an allocation per run). A run that finds it taken (a run inside a
-    // run, which none makes today) allocates its own.
+    // The program's maps' models, made by setup() (nothing reads them before): reserved for all
+    // maps at once, models never move.
+    std::vector<MapModel> maps_;
+    // maps_, kept per thread from one run to the next with its models, which the next run's
+    // setup() remakes for its maps (most runs have maps: a vector of their own was an allocation
+    // per run, and each hash map's model allocated its keys and elements). A run that finds it
+    // taken (a run inside a run, which none makes today) allocates its own.
     static std::vector<MapModel>& spare_models() {
         static thread_local std::vector<MapModel> spare;
         return spare;
@@ -454,8 +461,11 @@ bool Machine::setup() {
     ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
     if (image_ != nullptr && image_->fits(prog_, ctx_base_)) {
         mem_.restore(image_->memory);
-        maps_.reserve(prog_.maps.size());
-        for (size_t i = 0; i < prog_.maps.size(); ++i) maps_.emplace_back(prog_.maps[i], mem_, image_->maps[i]);
+        keep_models(prog_.maps.size());
+        for (size_t i = 0; i < prog_.maps.size(); ++i) {
+            if (i < maps_.size()) maps_[i].remake(prog_.maps[i], mem_, image_->maps[i]);
+            else maps_.emplace_back(prog_.maps[i], mem_, image_->maps[i]);
+        }
     } else {
         if (!build_setup()) return false;
         if (image_ != nullptr) {
@@ -502,9 +512,11 @@ bool Machine::build_setup() {
     uint32_t pcpu = mem_.add(16, RegionKind::Ctx, false);
     store_le(mem_.region(pcpu).data, 8, kKsymBase + 0x100000);
     store_le(mem_.region(pcpu).data + (passes::kPcpuCpuNumber - passes::kPcpuCurrentTask), 4, in_.cpu);
-    maps_.reserve(prog_.maps.size());
+    keep_models(prog_.maps.size());
     for (size_t i = 0; i < prog_.maps.size(); ++i) {
-        MapModel& m = maps_.emplace_back(prog_.maps[i], mem_);
+        if (i < maps_.size()) maps_[i].remake(prog_.maps[i], mem_);
+        else maps_.emplace_back(prog_.maps[i], mem_);
+        MapModel& m = maps_[i];
         if (m.kind() == MapModel::Kind::Unsupported) {
             fault(0, "map " + std::to_string(i) + " (type " + std::to_string(prog_.maps[i].type) + ", key size " +
                          std::to_string(prog_.maps[i].key_size) + ") is not modelled",
