@@ -562,13 +562,13 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
     runnables.reserve(setups.size() * (1 + patchers.size()));  // the most slot_of() can add
     std::vector<size_t>& cand_slots = buffers->cand_slots;
     cand_slots.assign(setups.size() * patchers.size(), 0);
-    auto cand_slot = [&](size_t si, size_t ci) { return cand_slots[si * patchers.size() + ci]; };
+    auto cand_slot = [&](size_t si, size_t ci) -> size_t& { return cand_slots[si * patchers.size() + ci]; };
     for (size_t si = 0; si < setups.size(); ++si) {
         PerArch& pa = setups[si];
         if (!pa.judged) continue;
         pa.ref_slot = slot_of(prog, pa.arch, pa.ref_marks);
         for (size_t ci = 0; ci < pa.cands.size(); ++ci)
-            cand_slots[si * patchers.size() + ci] = slot_of(*pa.cands[ci], pa.arch, interp::ZextMarks::Ignore);
+            cand_slot(si, ci) = slot_of(*pa.cands[ci], pa.arch, interp::ZextMarks::Ignore);
     }
 
     Rng rng(opts.seed);
