@@ -189,6 +189,49 @@ private:
     }
 };
 
+// The allocator of DecodedCode's shared blocks (the object with its reference counts, one size):
+// blocks freed on this thread are kept, up to kKept, for the next DecodedCodes made on it (the
+// execution oracle makes a few for every case).
+template <class T>
+class RecycledBlocks {
+public:
+    using value_type = T;
+    RecycledBlocks() = default;
+    template <class U>
+    RecycledBlocks(const RecycledBlocks<U>&) noexcept {}  // (allocate_shared rebinds it)
+    T* allocate(size_t n) {
+        Kept& kept = thread_kept();
+        if (n == 1 && kept.count > 0) return kept.blocks[--kept.count];
+        return std::allocator<T>().allocate(n);
+    }
+    void deallocate(T* p, size_t n) {
+        Kept& kept = thread_kept();
+        if (n == 1 && kept.count < kKept) {
+            kept.blocks[kept.count++] = p;
+            return;
+        }
+        std::allocator<T>().deallocate(p, n);
+    }
+    template <class U>
+    bool operator==(const RecycledBlocks<U>&) const noexcept {
+        return true;
+    }
+
+private:
+    static constexpr size_t kKept = 4;
+    struct Kept {
+        T* blocks[kKept];
+        size_t count = 0;
+        ~Kept() {
+            for (size_t k = 0; k < count; ++k) std::allocator<T>().deallocate(blocks[k], 1);
+        }
+    };
+    static Kept& thread_kept() {
+        static thread_local Kept kept;
+        return kept;
+    }
+};
+
 // A program's code decoded for one value of movsx_as_mov, the only part of a profile the decode
 // depends on (and nothing of an input): what Executables of one program share.
 struct DecodedCode {
@@ -2166,8 +2209,14 @@ std::string decode_mismatch(const Program& prog, bool movsx_as_mov) {
     return {};
 }
 
+namespace {
+std::shared_ptr<const DecodedCode> decoded_code(const Program& prog, bool movsx_as_mov) {
+    return std::allocate_shared<DecodedCode>(RecycledBlocks<DecodedCode>(), prog, movsx_as_mov);
+}
+}  // namespace
+
 Executable::Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks)
-    : prog_(&prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {
+    : prog_(&prog), arch_(arch), marks_(marks), code_(decoded_code(prog, arch.movsx_as_mov)) {
     if (marks == ZextMarks::Apply) code_->mark_zexts();
 }
 Executable::Executable(const Executable& decoded_like, const ArchProfile& arch, ZextMarks marks)
@@ -2175,7 +2224,7 @@ Executable::Executable(const Executable& decoded_like, const ArchProfile& arch, 
       arch_(arch),
       marks_(marks),
       code_(decoded_like.code_->decodes_for(arch.movsx_as_mov) ? decoded_like.code_
-                                                               : std::make_shared<const DecodedCode>(*prog_, arch.movsx_as_mov)) {
+                                                               : decoded_code(*prog_, arch.movsx_as_mov)) {
     if (marks == ZextMarks::Apply) code_->mark_zexts();
 }
 bool Executable::shares_code_with(const Executable& other) const { return code_ == other.code_; }
