@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bpf/interp/decode_check.hpp"
+#include "bpf/interp/interp.hpp"
 #include "bpf/isa/insn.hpp"
 #include "bpf/passes/internal_calls.hpp"
 
@@ -68,6 +69,27 @@ TEST(InterpDecode, LdImm64PairsAndLocalCalls) {
         isa::call_pseudo(-11), isa::call_pseudo(0), isa::call_pseudo(1), isa::exit_insn(),
     });
     for (const bool movsx_as_mov : {false, true}) EXPECT_EQ(decode_mismatch(prog, movsx_as_mov), "");
+}
+
+// A decode writes every DInsn of its array, which may hold another program's decode (arrays are
+// reused per thread): a program decoded into the array of one whose every insn carried a zext
+// mark, another op and other registers decodes as into fresh storage.
+TEST(InterpDecode, ADecodeIntoAReusedArrayIsAFreshOne) {
+    std::vector<Insn> marked_insns(700, isa::mov32_imm(3, 7));
+    marked_insns.push_back(isa::exit_insn());
+    Program marked = make_program(std::move(marked_insns));
+    for (InsnAux& a : marked.aux) a.zext_dst = true;
+    std::vector<Insn> plain_insns;
+    for (int k = 0; k < 350; ++k) {
+        plain_insns.push_back(isa::mov64_imm(1, k));
+        plain_insns.push_back(isa::alu64_reg(BPF_ADD, 0, 1));
+    }
+    plain_insns.push_back(isa::exit_insn());
+    const Program plain = make_program(std::move(plain_insns));
+    for (int round = 0; round < 3; ++round) {
+        { const Executable marks_applied(marked, arch_jit32(), ZextMarks::Apply); }
+        for (const bool movsx_as_mov : {false, true}) EXPECT_EQ(decode_mismatch(plain, movsx_as_mov), "") << "round " << round;
+    }
 }
 
 }  // namespace

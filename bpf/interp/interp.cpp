@@ -148,10 +148,97 @@ constexpr const char* kSecondSlotReason = "execution reached the second slot of 
 
 }  // namespace
 
+// The DInsn arrays of decoded code destroyed before, kept per thread for the next decodes: the
+// execution oracle decodes a few programs for every case, each into an array of its own. An
+// array is made with room for at least kMinRoom insns, so that most programs fit any spare one.
+class SpareCode {
+public:
+    struct Array {
+        std::unique_ptr<DInsn[]> insns;
+        size_t room = 0;
+    };
+    // An array with room for n DInsns, its contents unspecified. Not inlined: in decode() it made
+    // the loop keep `n` on the stack.
+    [[gnu::noinline]] static Array take(size_t n) {
+        Kept& kept = thread_kept();
+        for (size_t k = kept.count; k-- > 0;)
+            if (kept.arrays[k].room >= n) {
+                Array a = std::move(kept.arrays[k]);
+                kept.arrays[k] = std::move(kept.arrays[--kept.count]);
+                return a;
+            }
+        const size_t room = std::max(n, kMinRoom);
+        return Array{std::unique_ptr<DInsn[]>(new DInsn[room]), room};
+    }
+    // Kept for a later take() unless kMaxKept are already (then freed).
+    static void give_back(Array a) {
+        Kept& kept = thread_kept();
+        if (a.insns && kept.count < kMaxKept) kept.arrays[kept.count++] = std::move(a);
+    }
+
+private:
+    static constexpr size_t kMinRoom = 512;
+    static constexpr size_t kMaxKept = 4;
+    struct Kept {
+        Array arrays[kMaxKept];
+        size_t count = 0;
+    };
+    static Kept& thread_kept() {
+        static thread_local Kept kept;
+        return kept;
+    }
+};
+
+// The allocator of DecodedCode's shared blocks (the object with its reference counts, one size):
+// blocks freed on this thread are kept, up to kKept, for the next DecodedCodes made on it (the
+// execution oracle makes a few for every case).
+template <class T>
+class RecycledBlocks {
+public:
+    using value_type = T;
+    RecycledBlocks() = default;
+    template <class U>
+    RecycledBlocks(const RecycledBlocks<U>&) noexcept {}  // (allocate_shared rebinds it)
+    T* allocate(size_t n) {
+        Kept& kept = thread_kept();
+        if (n == 1 && kept.count > 0) return kept.blocks[--kept.count];
+        return std::allocator<T>().allocate(n);
+    }
+    void deallocate(T* p, size_t n) {
+        Kept& kept = thread_kept();
+        if (n == 1 && kept.count < kKept) {
+            kept.blocks[kept.count++] = p;
+            return;
+        }
+        std::allocator<T>().deallocate(p, n);
+    }
+    template <class U>
+    bool operator==(const RecycledBlocks<U>&) const noexcept {
+        return true;
+    }
+
+private:
+    static constexpr size_t kKept = 4;
+    struct Kept {
+        T* blocks[kKept];
+        size_t count = 0;
+        ~Kept() {
+            for (size_t k = 0; k < count; ++k) std::allocator<T>().deallocate(blocks[k], 1);
+        }
+    };
+    static Kept& thread_kept() {
+        static thread_local Kept kept;
+        return kept;
+    }
+};
+
 // A program's code decoded for one value of movsx_as_mov, the only part of a profile the decode
 // depends on (and nothing of an input): what Executables of one program share.
 struct DecodedCode {
     DecodedCode(const Program& prog, bool movsx_as_mov) : prog_(prog), movsx_as_mov_(movsx_as_mov) { decode(); }
+    ~DecodedCode() { SpareCode::give_back(SpareCode::Array{std::move(code_), room_}); }
+    DecodedCode(const DecodedCode&) = delete;
+    DecodedCode& operator=(const DecodedCode&) = delete;
     void decode();
     // Sets DInsn::zext from the program's marks, once (what runs with ZextMarks::Apply read; the
     // others, sharing this code, never look).
@@ -167,9 +254,11 @@ struct DecodedCode {
     const Program& prog_;
     const bool movsx_as_mov_;
     bool has_movsx_ = false;  // some insn decoded differently under the other movsx_as_mov
-    // One per insn, every one written by decode() (so not zeroed first, as a vector's would be).
+    // One per insn and one after them, every one written by decode() (so not zeroed first, as a
+    // vector's would be; the array may come with the insns of an earlier decode: SpareCode).
     std::unique_ptr<DInsn[]> code_;
     size_t size_ = 0;
+    size_t room_ = 0;  // the array's DInsns
     std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
     static constexpr uint32_t kNoReason = ~0u;  // DInsn::imm of an INVALID insn without one in invalid_
     // DInsn::imm of the second slot of a decoded ld_imm64, whose reason (kSecondSlotReason) is not
@@ -177,27 +266,6 @@ struct DecodedCode {
     static constexpr uint32_t kSecondSlot = ~1u;
     static constexpr DInsn second_slot() { return DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(kSecondSlot), 0, {}}; }
     mutable std::once_flag zext_marked_;
-};
-
-// A program decoded for one arch's semantics (see Executable in interp.hpp).
-struct DecodedProgram {
-    DecodedProgram(const Program& prog, const ArchProfile& arch, ZextMarks marks)
-        : prog_(prog), arch_(arch), marks_(marks), code_(std::make_shared<const DecodedCode>(prog, arch.movsx_as_mov)) {
-        if (marks == ZextMarks::Apply) code_->mark_zexts();
-    }
-    DecodedProgram(const DecodedProgram& like, const ArchProfile& arch, ZextMarks marks)
-        : prog_(like.prog_),
-          arch_(arch),
-          marks_(marks),
-          code_(like.code_->decodes_for(arch.movsx_as_mov) ? like.code_
-                                                           : std::make_shared<const DecodedCode>(like.prog_, arch.movsx_as_mov)) {
-        if (marks == ZextMarks::Apply) code_->mark_zexts();
-    }
-
-    const Program& prog_;
-    const ArchProfile arch_;
-    const ZextMarks marks_;
-    const std::shared_ptr<const DecodedCode> code_;
 };
 
 // What PreparedInput keeps of the first run on its input: the set-up that run built, and what of
@@ -216,7 +284,7 @@ struct SetupImage {
     uint64_t nr_args = 0;  // tracing_nr_args(), in the ctx prefix of a tracing program
     std::vector<MapShape> map_shapes;
     Memory::Image memory;
-    std::vector<MapModel::State> maps;
+    std::vector<MapModel::State> maps;  // [0, map_shapes.size()): this set-up's
     // MapModel::content_digest() of each map as set up, noted by the first run that ended with
     // its maps unchanged (Machine::record_map_digests), for the runs after it that leave them
     // unchanged too: most runs change no map, and each run digested every map. An insn array's
@@ -237,7 +305,9 @@ struct SetupImage {
         map_shapes.clear();
         for (const MapDef& d : p.maps) map_shapes.emplace_back(d);
         mem.save(memory);
-        maps.resize(models.size());
+        // Never shrunk: the States after the models' (a set-up of more maps before) keep their
+        // storage for a later one, and only the first map_shapes.size() are read (fits()).
+        if (maps.size() < models.size()) maps.resize(models.size());
         for (size_t i = 0; i < models.size(); ++i) maps[i] = models[i].state();
         saved = true;
         digests_saved = false;
@@ -252,26 +322,24 @@ public:
     // on many inputs into the same results).
     // `image` (optional): the set-up saved by an earlier run on `in`, restored when it fits this
     // program, else built and saved there (PreparedInput).
-    Machine(const DecodedProgram& decoded, const ExecInput& in, SetupImage* image, const ExecOptions& opts, ExecResult& out)
-        : prog_(decoded.prog_),
+    Machine(const Executable& exe, const DecodedCode& code, const ExecInput& in, SetupImage* image, const ExecOptions& opts,
+            ExecResult& out)
+        : prog_(exe.program()),
           in_(in),
           image_(image),
-          arch_(decoded.arch_),
-          marks_(decoded.marks_),
+          arch_(exe.arch()),
+          marks_(exe.zext_marks()),
           opts_(opts),
           res_(out),
           effects_(out.effects),
-          code_(decoded.code_->code_.get()),
-          code_size_(decoded.code_->size_),
-          invalid_(decoded.code_->invalid_),
+          code_(code.code_.get()),
+          code_size_(code.size_),
+          invalid_(code.invalid_),
           prandom_(in.prandom_seed) {
         res_.clear_but_memory();  // run() writes the memory, or clears it (end_before_start)
         maps_.swap(spare_models());
     }
-    ~Machine() {
-        maps_.clear();
-        spare_models().swap(maps_);
-    }
+    ~Machine() { spare_models().swap(maps_); }
     Machine(const Machine&) = delete;
     Machine& operator=(const Machine&) = delete;
 
@@ -289,6 +357,11 @@ private:
     bool setup();
     bool build_setup();
     void record_map_digests();
+    // maps_ with at most n models (those of a run before, to be remade) and room for n.
+    void keep_models(size_t n) {
+        if (maps_.size() > n) maps_.erase(maps_.begin() + static_cast<std::ptrdiff_t>(n), maps_.end());
+        maps_.reserve(n);
+    }
     // What a 32-bit def does with the register's upper half (hi_keep_): the plain runs, most of
     // all, know it when the loop is made, and their 32-bit ops are then a plain 32-bit op.
     enum class UpperHalf : uint8_t { Zeroed, Kept, AsHiKeep };
@@ -385,10 +458,13 @@ private:
     const size_t code_size_;
     const std::vector<std::string>& invalid_;
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
-    std::vector<MapModel> maps_;  // reserved for all maps at once: models never move
-    // The storage of maps_, kept per thread from one run to the next (most runs have maps: a
-    // vector of their own was an allocation per run). A run that finds it taken (a run inside a
-    // run, which none makes today) allocates its own.
+    // The program's maps' models, made by setup() (nothing reads them before): reserved for all
+    // maps at once, models never move.
+    std::vector<MapModel> maps_;
+    // maps_, kept per thread from one run to the next with its models, which the next run's
+    // setup() remakes for its maps (most runs have maps: a vector of their own was an allocation
+    // per run, and each hash map's model allocated its keys and elements). A run that finds it
+    // taken (a run inside a run, which none makes today) allocates its own.
     static std::vector<MapModel>& spare_models() {
         static thread_local std::vector<MapModel> spare;
         return spare;
@@ -428,8 +504,11 @@ bool Machine::setup() {
     ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
     if (image_ != nullptr && image_->fits(prog_, ctx_base_)) {
         mem_.restore(image_->memory);
-        maps_.reserve(prog_.maps.size());
-        for (size_t i = 0; i < prog_.maps.size(); ++i) maps_.emplace_back(prog_.maps[i], mem_, image_->maps[i]);
+        keep_models(prog_.maps.size());
+        for (size_t i = 0; i < prog_.maps.size(); ++i) {
+            if (i < maps_.size()) maps_[i].remake(prog_.maps[i], mem_, image_->maps[i]);
+            else maps_.emplace_back(prog_.maps[i], mem_, image_->maps[i]);
+        }
     } else {
         if (!build_setup()) return false;
         if (image_ != nullptr) {
@@ -476,9 +555,11 @@ bool Machine::build_setup() {
     uint32_t pcpu = mem_.add(16, RegionKind::Ctx, false);
     store_le(mem_.region(pcpu).data, 8, kKsymBase + 0x100000);
     store_le(mem_.region(pcpu).data + (passes::kPcpuCpuNumber - passes::kPcpuCurrentTask), 4, in_.cpu);
-    maps_.reserve(prog_.maps.size());
+    keep_models(prog_.maps.size());
     for (size_t i = 0; i < prog_.maps.size(); ++i) {
-        MapModel& m = maps_.emplace_back(prog_.maps[i], mem_);
+        if (i < maps_.size()) maps_[i].remake(prog_.maps[i], mem_);
+        else maps_.emplace_back(prog_.maps[i], mem_);
+        MapModel& m = maps_[i];
         if (m.kind() == MapModel::Kind::Unsupported) {
             fault(0, "map " + std::to_string(i) + " (type " + std::to_string(prog_.maps[i].type) + ", key size " +
                          std::to_string(prog_.maps[i].key_size) + ") is not modelled",
@@ -912,7 +993,9 @@ void DecodedCode::decode() {
     const uint32_t n = static_cast<uint32_t>(prog_.insns.size());
     // One more than the insns: what a run that falls through the last insn (or returns past it)
     // reaches, an invalid insn with no reason of its own (Machine::loop names it).
-    code_.reset(new DInsn[n + 1]);
+    SpareCode::Array array = SpareCode::take(size_t{n} + 1);
+    code_ = std::move(array.insns);
+    room_ = array.room;
     size_ = n;
     code_[n] = DInsn{INVALID, 0, 0, 0, 0, static_cast<int32_t>(kNoReason)};
     const RegDecode* const regs = reg_decode_table();
@@ -2126,20 +2209,31 @@ std::string decode_mismatch(const Program& prog, bool movsx_as_mov) {
     return {};
 }
 
+namespace {
+std::shared_ptr<const DecodedCode> decoded_code(const Program& prog, bool movsx_as_mov) {
+    return std::allocate_shared<DecodedCode>(RecycledBlocks<DecodedCode>(), prog, movsx_as_mov);
+}
+}  // namespace
+
 Executable::Executable(const Program& prog, const ArchProfile& arch, ZextMarks marks)
-    : decoded_(std::make_unique<const DecodedProgram>(prog, arch, marks)) {}
+    : prog_(&prog), arch_(arch), marks_(marks), code_(decoded_code(prog, arch.movsx_as_mov)) {
+    if (marks == ZextMarks::Apply) code_->mark_zexts();
+}
 Executable::Executable(const Executable& decoded_like, const ArchProfile& arch, ZextMarks marks)
-    : decoded_(std::make_unique<const DecodedProgram>(*decoded_like.decoded_, arch, marks)) {}
-bool Executable::shares_code_with(const Executable& other) const { return decoded_->code_ == other.decoded_->code_; }
+    : prog_(decoded_like.prog_),
+      arch_(arch),
+      marks_(marks),
+      code_(decoded_like.code_->decodes_for(arch.movsx_as_mov) ? decoded_like.code_
+                                                               : decoded_code(*prog_, arch.movsx_as_mov)) {
+    if (marks == ZextMarks::Apply) code_->mark_zexts();
+}
+bool Executable::shares_code_with(const Executable& other) const { return code_ == other.code_; }
 Executable::~Executable() = default;
 Executable::Executable(Executable&&) noexcept = default;
 Executable& Executable::operator=(Executable&&) noexcept = default;
-const Program& Executable::program() const { return decoded_->prog_; }
-const ArchProfile& Executable::arch() const { return decoded_->arch_; }
-ZextMarks Executable::zext_marks() const { return decoded_->marks_; }
 
 void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out) {
-    Machine m(*exe.decoded_, in, nullptr, opts, out);
+    Machine m(exe, *exe.code_, in, nullptr, opts, out);
     m.run();
 }
 
@@ -2155,7 +2249,7 @@ void PreparedInput::reset(const ExecInput& in) {
 bool PreparedInput::has_setup() const { return image_->saved; }
 
 void execute(const Executable& exe, PreparedInput& in, const ExecOptions& opts, ExecResult& out) {
-    Machine m(*exe.decoded_, *in.in_, in.image_.get(), opts, out);
+    Machine m(exe, *exe.code_, *in.in_, in.image_.get(), opts, out);
     m.run();
 }
 

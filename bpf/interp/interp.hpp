@@ -123,7 +123,7 @@ ExecResult execute(const Program& prog, const ExecInput& in, const ArchProfile& 
 // A program decoded once for one profile's semantics, to run on many inputs (the execution
 // oracle runs each program on several): execute(Executable(p, a), in) == execute(p, in, a).
 // `prog` must outlive it; the profile is copied.
-struct DecodedProgram;
+struct DecodedCode;
 class PreparedInput;
 class Executable {
 public:
@@ -139,12 +139,16 @@ public:
     ~Executable();
     Executable(Executable&&) noexcept;
     Executable& operator=(Executable&&) noexcept;
-    [[nodiscard]] const Program& program() const;
-    [[nodiscard]] const ArchProfile& arch() const;
-    [[nodiscard]] ZextMarks zext_marks() const;
+    [[nodiscard]] const Program& program() const { return *prog_; }
+    [[nodiscard]] const ArchProfile& arch() const { return arch_; }
+    [[nodiscard]] ZextMarks zext_marks() const { return marks_; }
 
 private:
-    std::unique_ptr<const DecodedProgram> decoded_;
+    // Held here, not behind a pointer of their own: an oracle makes Executables for every case.
+    const Program* prog_;
+    ArchProfile arch_;
+    ZextMarks marks_;
+    std::shared_ptr<const DecodedCode> code_;  // shared by Executables of one program that decode alike
     friend void execute(const Executable& exe, const ExecInput& in, const ExecOptions& opts, ExecResult& out);
     friend void execute(const Executable& exe, PreparedInput& in, const ExecOptions& opts, ExecResult& out);
 };

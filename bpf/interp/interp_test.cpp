@@ -9,6 +9,7 @@
 #include <climits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "bpf/interp/cost_model.hpp"
@@ -1097,6 +1098,44 @@ TEST(InterpExecutable, ReusedResultsEqualFreshRuns) {
     const ExecResult a = execute(exe, inputs[1]), b = execute(exe, inputs[3]), c = execute(exe, inputs[3]);
     EXPECT_NE(a.map_digests[0], b.map_digests[0]);
     EXPECT_EQ(b.map_digests, c.map_digests);
+}
+
+// A thread keeps its runs' map models for the next runs, which remake them for their own maps:
+// a run must give what it gives on a fresh thread whatever maps the runs before it had (per-CPU
+// or not, array, hash or LRU, in the same slot), and whatever they inserted.
+TEST(InterpExecutable, MapModelsOfEarlierRunsLeaveNothing) {
+    // r0 = the u64 of map 0 at key 0 (0 when absent); then key 1 updated to 0x55.
+    const std::vector<Insn> lookup_then_update = {
+        st(BPF_W, 10, -4, 0), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 0), ldimm64_hi(0), mov64_reg(2, 10), alu64_imm(BPF_ADD, 2, -4),
+        call_helper(BPF_FUNC_map_lookup_elem), mov64_imm(6, 0), jmp_imm(BPF_JEQ, 0, 0, 1), ldx(BPF_DW, 6, 0, 0),
+        st(BPF_W, 10, -4, 1), st(BPF_DW, 10, -16, 0x55), ldimm64_lo(1, BPF_PSEUDO_MAP_IDX, 0), ldimm64_hi(0), mov64_reg(2, 10),
+        alu64_imm(BPF_ADD, 2, -4), mov64_reg(3, 10), alu64_imm(BPF_ADD, 3, -16), mov64_imm(4, 0),
+        call_helper(BPF_FUNC_map_update_elem), mov64_reg(0, 6), exit_insn()};
+    // r0 = the u32 at map 0's value 0 (an array's, through ld_imm64).
+    const std::vector<Insn> direct_value = {ldimm64_lo(1, BPF_PSEUDO_MAP_VALUE, 0), ldimm64_hi(0), ldx(BPF_W, 0, 1, 0), exit_insn()};
+    std::vector<Program> programs;
+    for (const uint32_t type : {BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_PERCPU_HASH, BPF_MAP_TYPE_HASH,
+                                BPF_MAP_TYPE_LRU_PERCPU_HASH, BPF_MAP_TYPE_LRU_HASH}) {
+        for (const std::vector<Insn>* insns : {&lookup_then_update, &direct_value}) {
+            Program p = make_program(*insns);
+            p.maps = {MapDef{.type = type, .key_size = 4, .value_size = 8, .max_entries = 2}};
+            if (programs.size() % 3 == 0) p.maps.push_back(MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 4, .max_entries = 3});
+            programs.push_back(std::move(p));
+        }
+    }
+    ExecInput in;
+    in.ctx.assign(8, 0);
+    in.maps = {{MapEntry{{0, 0, 0, 0}, std::vector<uint8_t>(8, 0x11)}}, {MapEntry{std::vector<uint8_t>(8, 2), {1, 2, 3, 4}}}};
+    std::vector<ExecResult> fresh(programs.size());
+    for (size_t k = 0; k < programs.size(); ++k) std::thread([&] { fresh[k] = execute(programs[k], in, arch_x86_64()); }).join();
+    EXPECT_EQ(fresh[0].status, S::Ok) << fresh[0].reason;
+    EXPECT_EQ(fresh[2].r0, 0x1111111111111111u);  // the array's lookup
+    EXPECT_EQ(fresh[3].r0, 0x11111111u);          // and its direct value
+    for (int round = 0; round < 2; ++round)
+        for (size_t k = 0; k < programs.size(); ++k) {
+            SCOPED_TRACE("round " + std::to_string(round) + ", program " + std::to_string(k));
+            expect_same_result(execute(programs[k], in, arch_x86_64()), fresh[k]);
+        }
 }
 
 TEST(InterpExecutable, SharedDecodeRunsAsASeparateDecode) {

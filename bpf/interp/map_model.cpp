@@ -19,7 +19,30 @@ constexpr uint64_t kMaxArrayBytes = 1u << 22;
 constexpr size_t kHashRoom = 16;
 }  // namespace
 
-MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
+MapModel::MapModel(const MapDef& def, Memory& mem) : def_(&def), mem_(&mem) { make(); }
+
+MapModel::MapModel(const MapDef& def, Memory& mem, const State& saved) : def_(&def), mem_(&mem), s_(saved) {}
+
+void MapModel::remake(const MapDef& def, Memory& mem) {
+    def_ = &def;
+    mem_ = &mem;
+    State fresh;  // but for the storage of the elements
+    fresh.keys = std::move(s_.keys);
+    fresh.keys.clear();
+    fresh.elems = std::move(s_.elems);
+    fresh.elems.clear();
+    s_ = std::move(fresh);
+    make();
+}
+
+void MapModel::remake(const MapDef& def, Memory& mem, const State& saved) {
+    def_ = &def;
+    mem_ = &mem;
+    s_ = saved;  // (a vector's copy assignment keeps its storage when that is large enough)
+}
+
+void MapModel::make() {
+    const MapDef& def = *def_;
     switch (def.type) {
         case BPF_MAP_TYPE_ARRAY: s_.kind = Kind::Array; break;
         case BPF_MAP_TYPE_PERCPU_ARRAY: s_.kind = Kind::Array; s_.percpu = true; break;
@@ -45,10 +68,10 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
             body = 0;
         }
     }
-    s_.obj_region = mem_.add(static_cast<uint32_t>(kArrayValueOffset + body), RegionKind::MapValue, true);
+    s_.obj_region = mem_->add(static_cast<uint32_t>(kArrayValueOffset + body), RegionKind::MapValue, true);
     if (s_.kind == Kind::Array && s_.percpu) {
-        s_.percpu_first = mem_.add_many(def.max_entries, s_.elem_size, RegionKind::MapValue);
-        uint8_t* pptrs = mem_.region(s_.obj_region).data + kArrayValueOffset;
+        s_.percpu_first = mem_->add_many(def.max_entries, s_.elem_size, RegionKind::MapValue);
+        uint8_t* pptrs = mem_->region(s_.obj_region).data + kArrayValueOffset;
         for (uint32_t i = 0; i < def.max_entries; ++i)
             store_le(pptrs + 8 * i, 8, kPercpuBase + (Memory::addr(percpu_value(i), 0) - kRegionBase));
     }
@@ -60,8 +83,6 @@ MapModel::MapModel(const MapDef& def, Memory& mem) : def_(def), mem_(mem) {
         s_.elems.reserve(room);
     }
 }
-
-MapModel::MapModel(const MapDef& def, Memory& mem, const State& saved) : def_(def), mem_(mem), s_(saved) {}
 
 namespace {
 // memcpy(dst, src, n) for a map value: most are a few words, which two overlapping host moves
@@ -121,7 +142,7 @@ size_t lower_bound_fixed(const uint8_t* keys, size_t count, const uint8_t* key, 
 }  // namespace
 
 MapModel::KeyPos MapModel::find_key(const uint8_t* key) const {
-    const size_t ks = def_.key_size;
+    const size_t ks = def_->key_size;
     // Most keys are 4 or 8 bytes: compared as numbers, without a memcmp call per step.
     bool found = false;
     if (ks == 4) {
@@ -144,20 +165,20 @@ MapModel::KeyPos MapModel::find_key(const uint8_t* key) const {
 }
 
 void MapModel::insert_key(size_t pos, const uint8_t* key, Elem e) {
-    const size_t ks = def_.key_size;
+    const size_t ks = def_->key_size;
     s_.keys.insert(s_.keys.begin() + static_cast<std::ptrdiff_t>(pos * ks), key, key + ks);
     s_.elems.insert(s_.elems.begin() + static_cast<std::ptrdiff_t>(pos), e);
 }
 
 void MapModel::erase_key(size_t pos) {
-    const size_t ks = def_.key_size;
+    const size_t ks = def_->key_size;
     s_.keys.erase(s_.keys.begin() + static_cast<std::ptrdiff_t>(pos * ks), s_.keys.begin() + static_cast<std::ptrdiff_t>((pos + 1) * ks));
     s_.elems.erase(s_.elems.begin() + static_cast<std::ptrdiff_t>(pos));
 }
 
-uint32_t MapModel::elem_value_offset() const { return kHtabElemKeyOffset + round8(def_.key_size); }
+uint32_t MapModel::elem_value_offset() const { return kHtabElemKeyOffset + round8(def_->key_size); }
 
-uint8_t* MapModel::elem_slot(uint32_t reg) { return mem_.region(reg).data + elem_value_offset(); }
+uint8_t* MapModel::elem_slot(uint32_t reg) { return mem_->region(reg).data + elem_value_offset(); }
 
 uint64_t MapModel::hash_value(uint32_t reg) {
     uint64_t slot = Memory::addr(reg, elem_value_offset());
@@ -170,14 +191,14 @@ uint64_t MapModel::lookup(const uint8_t* key) {
         case Kind::Array:
         case Kind::InsnArray: {
             uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
-            if (idx >= def_.max_entries) return 0;
+            if (idx >= def_->max_entries) return 0;
             if (s_.percpu) return Memory::addr(percpu_value(idx), 0);
             return Memory::addr(s_.obj_region, kArrayValueOffset + idx * s_.elem_size);
         }
         case Kind::ArrayOfMaps: {
             // array_of_map_lookup_elem: the slot's inner map pointer, NULL for an empty slot.
             uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
-            if (idx >= def_.max_entries) return 0;
+            if (idx >= def_->max_entries) return 0;
             return load_le(array_slot(idx), 8);
         }
         case Kind::HashOfMaps: {
@@ -214,11 +235,11 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
         case Kind::Array: {
             // arraymap.c array_map_update_elem: every element exists, so NOEXIST fails.
             uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
-            if (idx >= def_.max_entries) return kE2big;
+            if (idx >= def_->max_entries) return kE2big;
             if (f == BPF_NOEXIST) return kEexist;
-            uint8_t* dst = s_.percpu ? mem_.region(percpu_value(idx)).data
-                                     : mem_.region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
-            std::memcpy(dst, value, def_.value_size);
+            uint8_t* dst = s_.percpu ? mem_->region(percpu_value(idx)).data
+                                     : mem_->region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
+            std::memcpy(dst, value, def_->value_size);
             return 0;
         }
         case Kind::Hash:
@@ -228,12 +249,12 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
                 if (f == BPF_NOEXIST) return kEexist;
                 uint32_t r = 0, off = 0;
                 uint64_t v = hash_value(s_.elems[k.pos].region);
-                if (mem_.region_of(v, r, off)) std::memcpy(mem_.region(r).data + off, value, def_.value_size);
+                if (mem_->region_of(v, r, off)) std::memcpy(mem_->region(r).data + off, value, def_->value_size);
                 s_.elems[k.pos].last_use = ++s_.clock;
                 return 0;
             }
             if (f == BPF_EXIST) return kEnoent;
-            if (s_.elems.size() >= def_.max_entries) {
+            if (s_.elems.size() >= def_->max_entries) {
                 if (s_.kind == Kind::Hash || s_.elems.empty()) return kE2big;
                 // The least recently used element, the first in key order on a tie.
                 size_t victim = 0;
@@ -243,14 +264,14 @@ int64_t MapModel::update(const uint8_t* key, const uint8_t* value, uint64_t flag
                 if (victim < k.pos) --k.pos;
             }
             const uint32_t voff = elem_value_offset();
-            uint32_t reg = mem_.add(voff + (s_.percpu ? 8 : round8(def_.value_size)), RegionKind::MapValue);
-            std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
+            uint32_t reg = mem_->add(voff + (s_.percpu ? 8 : round8(def_->value_size)), RegionKind::MapValue);
+            std::memcpy(mem_->region(reg).data + kHtabElemKeyOffset, key, def_->key_size);
             if (s_.percpu) {
-                uint32_t vr = mem_.add(round8(def_.value_size), RegionKind::MapValue);
-                std::memcpy(mem_.region(vr).data, value, def_.value_size);
-                store_le(mem_.region(reg).data + voff, 8, kPercpuBase + (Memory::addr(vr, 0) - kRegionBase));
+                uint32_t vr = mem_->add(round8(def_->value_size), RegionKind::MapValue);
+                std::memcpy(mem_->region(vr).data, value, def_->value_size);
+                store_le(mem_->region(reg).data + voff, 8, kPercpuBase + (Memory::addr(vr, 0) - kRegionBase));
             } else {
-                std::memcpy(mem_.region(reg).data + voff, value, def_.value_size);
+                std::memcpy(mem_->region(reg).data + voff, value, def_->value_size);
             }
             insert_key(k.pos, key, Elem{reg, ++s_.clock});
             return 0;
@@ -265,8 +286,8 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
         // update(key, value, BPF_ANY) of a plain array, which most inputs fill: every run makes
         // these, so without the flag checks and the dispatch.
         const uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
-        if (idx >= def_.max_entries) return kE2big;
-        std::memcpy(array_slot(idx), value, def_.value_size);
+        if (idx >= def_->max_entries) return kE2big;
+        std::memcpy(array_slot(idx), value, def_->value_size);
         return 0;
     }
     if (!map_in_map()) return update(key, value, BPF_ANY);
@@ -275,7 +296,7 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
     const uint64_t inner = inner_map_addr(static_cast<uint32_t>(load_le(value, 4)));
     if (s_.kind == Kind::ArrayOfMaps) {
         const uint32_t idx = static_cast<uint32_t>(load_le(key, 4));
-        if (idx >= def_.max_entries) return kE2big;
+        if (idx >= def_->max_entries) return kE2big;
         store_le(array_slot(idx), 8, inner);
         return 0;
     }
@@ -287,9 +308,9 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
     }
     const uint32_t voff = elem_value_offset();
     if (!k.found) {
-        if (s_.elems.size() >= def_.max_entries) return kE2big;
-        uint32_t reg = mem_.add(voff + 8, RegionKind::MapValue);
-        std::memcpy(mem_.region(reg).data + kHtabElemKeyOffset, key, def_.key_size);
+        if (s_.elems.size() >= def_->max_entries) return kE2big;
+        uint32_t reg = mem_->add(voff + 8, RegionKind::MapValue);
+        std::memcpy(mem_->region(reg).data + kHtabElemKeyOffset, key, def_->key_size);
         insert_key(k.pos, key, Elem{reg, ++s_.clock});
     }
     store_le(elem_slot(s_.elems[k.pos].region), 8, inner);
@@ -297,7 +318,7 @@ int64_t MapModel::user_update(const uint8_t* key, const uint8_t* value) {
 }
 
 bool MapModel::user_fill(const std::vector<MapEntry>& entries) {
-    const uint32_t ks = def_.key_size, vs = def_.value_size;
+    const uint32_t ks = def_->key_size, vs = def_->value_size;
     if (s_.kind == Kind::Array) {
         // user_update() of an array, plain or per-CPU (update(key, value, BPF_ANY)): the slot, or
         // this CPU's copy, takes the value; a key out of range fails (E2BIG), and nothing else
@@ -306,8 +327,8 @@ bool MapModel::user_fill(const std::vector<MapEntry>& entries) {
         for (const MapEntry& e : entries) {
             if (e.key.size() != ks || e.value.size() < vs) return false;
             const uint32_t idx = static_cast<uint32_t>(load_le(e.key.data(), 4));
-            if (idx >= def_.max_entries) continue;
-            copy_value(s_.percpu ? mem_.region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
+            if (idx >= def_->max_entries) continue;
+            copy_value(s_.percpu ? mem_->region(percpu_value(idx)).data : array_slot(idx), e.value.data(), vs);
         }
         return true;
     }
@@ -349,7 +370,7 @@ int64_t MapModel::remove(const uint8_t* key) {
 
 uint64_t MapModel::percpu_direct_value(uint32_t off) const {
     // bpf-next percpu_array direct value: element 0's per-CPU pointer + off, off < value_size.
-    if (s_.kind != Kind::Array || !s_.percpu || def_.max_entries == 0 || off >= def_.value_size) return 0;
+    if (s_.kind != Kind::Array || !s_.percpu || def_->max_entries == 0 || off >= def_->value_size) return 0;
     return kPercpuBase + (Memory::addr(percpu_value(0), off) - kRegionBase);
 }
 
@@ -387,10 +408,10 @@ uint64_t MapModel::content_digest() {
     // Every run digests its maps, and arrays whose values fill their slots (a multiple of 8
     // bytes) are the common kind: their values are one contiguous run of bytes, digested here
     // without the set-up of the general case (content_digest_general computes the same).
-    if (s_.kind == Kind::Array && !s_.percpu && def_.value_size == s_.elem_size) {
+    if (s_.kind == Kind::Array && !s_.percpu && def_->value_size == s_.elem_size) {
         Digest d;
-        d.word(def_.max_entries);
-        d.bytes(array_slot(0), size_t{s_.elem_size} * def_.max_entries);
+        d.word(def_->max_entries);
+        d.bytes(array_slot(0), size_t{s_.elem_size} * def_->max_entries);
         return d.h;
     }
     return content_digest_general();
@@ -400,39 +421,39 @@ uint64_t MapModel::content_digest_general() {
     Digest d;
     std::vector<uint8_t> uv;
     if (s_.kind == Kind::ArrayOfMaps) {
-        for (uint32_t i = 0; i < def_.max_entries; ++i) {
+        for (uint32_t i = 0; i < def_->max_entries; ++i) {
             user_value(array_slot(i), uv);
             d.word(uv.size());
             d.bytes(uv.data(), uv.size());
         }
     } else if (s_.kind == Kind::HashOfMaps) {
         for (size_t n = 0; n < s_.elems.size(); ++n) {
-            d.word(def_.key_size);
-            d.bytes(key_at(n), def_.key_size);
+            d.word(def_->key_size);
+            d.bytes(key_at(n), def_->key_size);
             user_value(elem_slot(s_.elems[n].region), uv);
             d.word(uv.size());
             d.bytes(uv.data(), uv.size());
         }
     } else if (s_.kind == Kind::Array || s_.kind == Kind::InsnArray) {
-        const uint32_t vs = s_.kind == Kind::InsnArray ? 8 : def_.value_size;
-        d.word(def_.max_entries);
+        const uint32_t vs = s_.kind == Kind::InsnArray ? 8 : def_->value_size;
+        d.word(def_->max_entries);
         if (s_.percpu) {
-            for (uint32_t i = 0; i < def_.max_entries; ++i) d.bytes(mem_.region(percpu_value(i)).data, vs);
+            for (uint32_t i = 0; i < def_->max_entries; ++i) d.bytes(mem_->region(percpu_value(i)).data, vs);
         } else if (vs == s_.elem_size) {
             // Values that fill their slots: one contiguous run of bytes.
-            d.bytes(array_slot(0), size_t{vs} * def_.max_entries);
+            d.bytes(array_slot(0), size_t{vs} * def_->max_entries);
         } else {
             const uint8_t* p = array_slot(0);
-            for (uint32_t i = 0; i < def_.max_entries; ++i, p += s_.elem_size) d.bytes(p, vs);
+            for (uint32_t i = 0; i < def_->max_entries; ++i, p += s_.elem_size) d.bytes(p, vs);
         }
     } else if (s_.kind == Kind::Hash || s_.kind == Kind::Lru) {
         for (size_t n = 0; n < s_.elems.size(); ++n) {
-            d.word(def_.key_size);
-            d.bytes(key_at(n), def_.key_size);
+            d.word(def_->key_size);
+            d.bytes(key_at(n), def_->key_size);
             uint32_t r = 0, off = 0;
-            if (mem_.region_of(hash_value(s_.elems[n].region), r, off)) {
-                d.word(def_.value_size);
-                d.bytes(mem_.region(r).data + off, def_.value_size);
+            if (mem_->region_of(hash_value(s_.elems[n].region), r, off)) {
+                d.word(def_->value_size);
+                d.bytes(mem_->region(r).data + off, def_->value_size);
             } else {
                 d.word(0);
             }
@@ -447,9 +468,9 @@ std::vector<MapEntry> MapModel::entries() {
         return std::vector<uint8_t>{static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i >> 16),
                                     static_cast<uint8_t>(i >> 24)};
     };
-    auto key = [&](size_t n) { return std::vector<uint8_t>(key_at(n), key_at(n) + def_.key_size); };
+    auto key = [&](size_t n) { return std::vector<uint8_t>(key_at(n), key_at(n) + def_->key_size); };
     if (s_.kind == Kind::ArrayOfMaps) {
-        for (uint32_t i = 0; i < def_.max_entries; ++i) {
+        for (uint32_t i = 0; i < def_->max_entries; ++i) {
             MapEntry e{u32_key(i), {}};
             user_value(array_slot(i), e.value);
             out.push_back(std::move(e));
@@ -461,11 +482,11 @@ std::vector<MapEntry> MapModel::entries() {
             out.push_back(std::move(e));
         }
     } else if (s_.kind == Kind::Array || s_.kind == Kind::InsnArray) {
-        uint32_t vs = s_.kind == Kind::InsnArray ? 8 : def_.value_size;
-        for (uint32_t i = 0; i < def_.max_entries; ++i) {
+        uint32_t vs = s_.kind == Kind::InsnArray ? 8 : def_->value_size;
+        for (uint32_t i = 0; i < def_->max_entries; ++i) {
             MapEntry e;
             e.key = u32_key(i);
-            const uint8_t* p = s_.percpu ? mem_.region(percpu_value(i)).data
+            const uint8_t* p = s_.percpu ? mem_->region(percpu_value(i)).data
                                        : array_slot(i);
             e.value.assign(p, p + vs);
             out.push_back(std::move(e));
@@ -474,9 +495,9 @@ std::vector<MapEntry> MapModel::entries() {
         for (size_t n = 0; n < s_.elems.size(); ++n) {
             uint32_t r = 0, off = 0;
             MapEntry e{key(n), {}};
-            if (mem_.region_of(hash_value(s_.elems[n].region), r, off)) {
-                const uint8_t* p = mem_.region(r).data + off;
-                e.value.assign(p, p + def_.value_size);
+            if (mem_->region_of(hash_value(s_.elems[n].region), r, off)) {
+                const uint8_t* p = mem_->region(r).data + off;
+                e.value.assign(p, p + def_->value_size);
             }
             out.push_back(std::move(e));
         }

@@ -48,8 +48,8 @@ class MapModel {
 public:
     enum class Kind : uint8_t { Array, Hash, Lru, ProgArray, InsnArray, ArrayOfMaps, HashOfMaps, Unsupported };
 
-    // `def` (the Program's) must outlive the model: an execution builds one per map, so it is
-    // not copied.
+    // `def` (the Program's) must outlive the model's use: an execution builds one per map, so it
+    // is not copied.
     MapModel(const MapDef& def, Memory& mem);
     // Everything a model holds besides its definition and memory: what it derived from `def`, the
     // regions it added to its memory, and its elements. Saved with the memory after a set-up
@@ -57,11 +57,16 @@ public:
     // the runs of one input on several programs fill their maps once (interp::PreparedInput).
     struct State;
     MapModel(const MapDef& def, Memory& mem, const State& saved);
+    // This model made again as MapModel(def, mem) or MapModel(def, mem, saved) makes one, in the
+    // storage of its keys and elements: an execution's models are kept per thread for the next
+    // execution's maps, whose hash maps would otherwise allocate both again.
+    void remake(const MapDef& def, Memory& mem);
+    void remake(const MapDef& def, Memory& mem, const State& saved);
     // Map pointer value (what ld_imm64 MAP_FD/MAP_IDX loads): the map object's address.
     [[nodiscard]] uint64_t handle() const { return Memory::addr(s_.obj_region, 0); }
     [[nodiscard]] uint32_t object_region() const { return s_.obj_region; }
     [[nodiscard]] Kind kind() const { return s_.kind; }
-    [[nodiscard]] const MapDef& def() const { return def_; }
+    [[nodiscard]] const MapDef& def() const { return *def_; }
     // An outer map of map-in-map: BPF programs may only look up (the verifier's
     // check_map_func_compatibility allows no other map helper on it).
     [[nodiscard]] bool map_in_map() const { return s_.kind == Kind::ArrayOfMaps || s_.kind == Kind::HashOfMaps; }
@@ -123,8 +128,13 @@ public:
     };
 
 private:
-    const MapDef& def_;
-    Memory& mem_;
+    // What the constructors do with the definition (s_ is a fresh State, but for its vectors'
+    // storage when remade).
+    void make();
+
+    // Pointers, not references: remake() points them at another definition and memory.
+    const MapDef* def_;
+    Memory* mem_;
     State s_;
     [[nodiscard]] uint32_t percpu_value(uint32_t idx) const { return s_.percpu_first + idx; }
     // Address of the value inside element region `reg` (follows the per-CPU pointer when percpu).
@@ -136,7 +146,7 @@ private:
     uint8_t* elem_slot(uint32_t reg);
     // Host pointer of array (or array of maps) slot `idx` < max_entries.
     uint8_t* array_slot(uint32_t idx) {
-        return mem_.region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
+        return mem_->region(s_.obj_region).data + kArrayValueOffset + static_cast<size_t>(idx) * s_.elem_size;
     }
     // The value bytes entries() reports for the element at host pointer `p` (map-in-map: the
     // inner map number of the 8-byte pointer there, 4 bytes little-endian).
@@ -147,7 +157,7 @@ private:
         bool found;
     };
     [[nodiscard]] KeyPos find_key(const uint8_t* key) const;
-    [[nodiscard]] const uint8_t* key_at(size_t n) const { return s_.keys.data() + n * def_.key_size; }
+    [[nodiscard]] const uint8_t* key_at(size_t n) const { return s_.keys.data() + n * def_->key_size; }
     void insert_key(size_t pos, const uint8_t* key, Elem e);
     void erase_key(size_t pos);
 };

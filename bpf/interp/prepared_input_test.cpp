@@ -231,6 +231,38 @@ TEST(InterpPreparedInput, MapDigestsOfRunsThatChangeNoMap) {
     }
 }
 
+// A set-up saved for a program of fewer maps keeps the saved state of the maps beyond them (their
+// storage, for a later set-up of more maps): it must never be read, by a program of more maps
+// either. Here it is the hash map 2 of an earlier input, whose keys differ from this input's.
+TEST(InterpPreparedInput, ASetUpOfFewerMapsServesNoProgramOfMore) {
+    Program three = make_program({mov64_imm(0, 0), exit_insn()});
+    three.maps = {MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 2},
+                  MapDef{.type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 2},
+                  MapDef{.type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 4}};
+    Program two = three;
+    two.maps.resize(2);
+    auto with_hash_key = [](uint8_t key) {
+        ExecInput in;
+        in.ctx.assign(8, 0);
+        in.maps = {{}, {}, {MapEntry{{key, 0, 0, 0}, std::vector<uint8_t>(8, key)}}};
+        return in;
+    };
+    const ExecInput first = with_hash_key(1), second = with_hash_key(2);
+    const Executable three_exe(three, arch_x86_64()), two_exe(two, arch_x86_64());
+    PreparedInput prepared(first);
+    ExecResult r;
+    execute(three_exe, prepared, {}, r);
+    expect_same_result(r, execute(three, first, arch_x86_64()));
+    prepared.reset(second);
+    execute(two_exe, prepared, {}, r);
+    expect_same_result(r, execute(two, second, arch_x86_64()));
+    execute(three_exe, prepared, {}, r);
+    expect_same_result(r, execute(three, second, arch_x86_64()));
+    ASSERT_EQ(r.maps.size(), 3u);
+    ASSERT_EQ(r.maps[2].size(), 1u);
+    EXPECT_EQ(r.maps[2][0].key[0], 2);
+}
+
 // A set-up bigger than the first chunk of the thread's storage (a 32 KiB array) is saved region
 // by region: restored, it must be the same.
 TEST(InterpPreparedInput, SetUpsBeyondOneChunk) {

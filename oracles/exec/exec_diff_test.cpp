@@ -251,7 +251,8 @@ Program bpf_loop_case(int32_t n, bool zext) {
 }
 
 // exec_diff() reuses per thread the buffers its runs write into and start from (the generated
-// input, the results, the saved set-up). A case judged after others on one thread must get the
+// input, the results, the saved set-up) and the profiles' set-ups (their rewrites, the programs
+// that run). A case judged after others on one thread must get the
 // verdict it gets on a fresh thread: programs with and without maps, failing ones (whose
 // counterexample shows the input), and one judged again from inside its own run loop (the
 // zext-facts path, which must not take the buffers in use).

@@ -38,31 +38,80 @@ uint64_t garbage_upper(Rng& rng, uint32_t low) {
     }
 }
 
-// The next entry of `entries` to fill, reusing one left from an earlier input when there is one
-// (with its key and value storage).
-interp::MapEntry& next_entry(std::vector<interp::MapEntry>& entries, size_t& used) {
-    if (used == entries.size()) entries.emplace_back();
-    return entries[used++];
+// Fills one map's entry list from its start, reusing the entries it held for an earlier input and
+// then the buffer's spare ones (with their key and value storage); finish() gives the entries it
+// did not fill back to the spares.
+class EntryFiller {
+public:
+    EntryFiller(std::vector<interp::MapEntry>& list, std::vector<interp::MapEntry>& spare, size_t expected)
+        : list_(list), spare_(spare) {
+        list_.reserve(expected);
+    }
+    interp::MapEntry& next() {
+        if (used_ == list_.size()) {
+            if (spare_.empty()) {
+                list_.emplace_back();
+            } else {
+                list_.push_back(std::move(spare_.back()));
+                spare_.pop_back();
+            }
+        }
+        return list_[used_++];
+    }
+    void finish() { give_back_from(list_, used_, spare_); }
+
+    // The entries of `list` from `from` on, moved to `spare`.
+    static void give_back_from(std::vector<interp::MapEntry>& list, size_t from, std::vector<interp::MapEntry>& spare) {
+        while (list.size() > from) {
+            spare.push_back(std::move(list.back()));
+            list.pop_back();
+        }
+    }
+
+private:
+    std::vector<interp::MapEntry>& list_;
+    std::vector<interp::MapEntry>& spare_;
+    size_t used_ = 0;
+};
+
+// `buf.input` with one (empty or reused) entry list per map of `prog`: the lists it has beyond
+// those go to the spares, their entries first, and the missing ones come from there.
+void size_map_lists(const Program& prog, InputBuffer& buf) {
+    std::vector<std::vector<interp::MapEntry>>& maps = buf.input.maps;
+    while (maps.size() > prog.maps.size()) {
+        EntryFiller::give_back_from(maps.back(), 0, buf.spare_entries);
+        buf.spare_lists.push_back(std::move(maps.back()));
+        maps.pop_back();
+    }
+    maps.reserve(prog.maps.size());
+    while (maps.size() < prog.maps.size()) {
+        if (buf.spare_lists.empty()) {
+            maps.emplace_back();
+        } else {
+            maps.push_back(std::move(buf.spare_lists.back()));
+            buf.spare_lists.pop_back();
+        }
+    }
 }
 
 // Map-in-map outer maps (exec_input.hpp: the value names an inner map, 0 = none): about half of
 // the slots / small keys hold one of a few inner maps (shared between slots, as the kernel
 // allows), the rest are empty, so that both the NULL and the pointer path of a lookup run.
-void outer_map_entries(const MapDef& d, Rng& rng, std::vector<interp::MapEntry>& out) {
+void outer_map_entries(const MapDef& d, Rng& rng, std::vector<interp::MapEntry>& out, std::vector<interp::MapEntry>& spare) {
     const bool array = d.type == BPF_MAP_TYPE_ARRAY_OF_MAPS;
     // Generated lookups use keys 0..7 on hashes; an array lists every slot, filled or empty.
     const uint32_t keys = array ? std::min<uint32_t>(d.max_entries, 64) : 8;
-    size_t used = 0;
+    EntryFiller entries(out, spare, keys);
     for (uint32_t k = 0; k < keys; ++k) {
         const bool filled = rng.chance(1, 2);
         if (!filled && !array) continue;
-        interp::MapEntry& e = next_entry(out, used);
+        interp::MapEntry& e = entries.next();
         e.key.assign(d.key_size, 0);
         for (size_t i = 0; i < e.key.size() && i < 4; ++i) e.key[i] = static_cast<uint8_t>(k >> (8 * i));
         e.value.assign(d.value_size, 0);
         if (filled && e.value.size() >= 4) put32(e.value, 0, static_cast<uint32_t>(rng.range(1, 4)));
     }
-    out.resize(used);
+    entries.finish();
 }
 }  // namespace
 
@@ -74,12 +123,13 @@ int32_t edge_int(Rng& rng) {
 }
 
 interp::ExecInput generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts) {
-    interp::ExecInput in;
-    generate_input(prog, rng, opts, in);
-    return in;
+    InputBuffer buf;
+    generate_input(prog, rng, opts, buf);
+    return std::move(buf.input);
 }
 
-void generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts, interp::ExecInput& in) {
+void generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts, InputBuffer& buf) {
+    interp::ExecInput& in = buf.input;
     // At least the context of the program's type: a rewrite that takes another path may read
     // any field of it, which is no fault in the kernel.
     in.ctx.resize(std::max(opts.ctx_size, ctx_size_for(prog.prog_type)));
@@ -106,18 +156,18 @@ void generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts, 
     } else {
         rng.fill(in.stack);
     }
-    in.maps.resize(prog.maps.size());
+    size_map_lists(prog, buf);
     for (size_t m = 0; m < prog.maps.size(); ++m) {
         const MapDef& d = prog.maps[m];
         if (d.type == BPF_MAP_TYPE_ARRAY_OF_MAPS || d.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
-            outer_map_entries(d, rng, in.maps[m]);
+            outer_map_entries(d, rng, in.maps[m], buf.spare_entries);
             continue;
         }
         const bool array = d.type == BPF_MAP_TYPE_ARRAY || d.type == BPF_MAP_TYPE_PERCPU_ARRAY;
         const uint32_t n = array ? std::min<uint32_t>(d.max_entries, 64) : static_cast<uint32_t>(rng.range(0, std::min(opts.max_map_entries, d.max_entries)));
-        size_t used = 0;
+        EntryFiller entries(in.maps[m], buf.spare_entries, n);
         for (uint32_t k = 0; k < n; ++k) {
-            interp::MapEntry& e = next_entry(in.maps[m], used);
+            interp::MapEntry& e = entries.next();
             e.key.resize(d.key_size);
             // Small keys so that program-side lookups hit.
             uint32_t kv = array ? k : static_cast<uint32_t>(rng.range(0, 7));
@@ -125,7 +175,7 @@ void generate_input(const Program& prog, Rng& rng, const InputGenOptions& opts, 
             e.value.resize(d.value_size);
             rng.fill(e.value);
         }
-        in.maps[m].resize(used);
+        entries.finish();
     }
     in.cpu = static_cast<uint32_t>(rng.range(0, 3));
     in.prandom_seed = rng.next();

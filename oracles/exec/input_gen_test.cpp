@@ -128,7 +128,7 @@ Program random_maps_program(Rng& rng) {
 
 TEST(InputGen, InputsAreTheReferenceDrawsWhateverTheBuffersHeld) {
     Rng programs(7);
-    interp::ExecInput reused;  // carries buffers and map entries from input to input
+    InputBuffer reused;  // carries buffers and map entries from input to input
     for (int i = 0; i < 2000; ++i) {
         const Program p = random_maps_program(programs);
         InputGenOptions opts;
@@ -140,7 +140,7 @@ TEST(InputGen, InputsAreTheReferenceDrawsWhateverTheBuffersHeld) {
         const interp::ExecInput want = reference_input(p, ref_rng, opts);
         ASSERT_TRUE(same_input(generate_input(p, fresh_rng, opts), want)) << "program " << i;
         generate_input(p, reused_rng, opts, reused);
-        ASSERT_TRUE(same_input(reused, want)) << "program " << i;
+        ASSERT_TRUE(same_input(reused.input, want)) << "program " << i;
         // The same number of draws: what the caller draws next is unchanged too.
         ASSERT_EQ(fresh_rng.state(), ref_rng.state()) << "program " << i;
         ASSERT_EQ(reused_rng.state(), ref_rng.state()) << "program " << i;
