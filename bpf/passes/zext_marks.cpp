@@ -278,9 +278,10 @@ struct Decoded {
 // caller's registers), so the callee's 64-bit read of an argument before redefining it marks the
 // caller's def (mark_insn_zext() at the read, in kernel/bpf/verifier.c): the call reads what the
 // callee's entry reads of R1-R5, through kCalleeEdge in for_each_gap()'s sweep.
-[[gnu::always_inline]] inline Decoded decode_with_callee(const Insn& insn, uint32_t pc, uint32_t n) {
-    Decoded d = decode(insn, pc, n);
-    if (isa::is_pseudo_call(insn)) [[unlikely]] {
+// (Calls are never OpFacts::usual: the usual insn takes the table alone.)
+[[gnu::noinline]] Decoded decode_any_with_callee(const Insn& insn, uint32_t pc, uint32_t n) {
+    Decoded d = decode_any(insn, pc, n);
+    if (isa::is_pseudo_call(insn)) {
         const int64_t t = static_cast<int64_t>(pc) + 1 + insn.imm;
         if (t >= 0 && t < static_cast<int64_t>(n)) {
             d.succ[0] = static_cast<uint32_t>(t);
@@ -288,6 +289,13 @@ struct Decoded {
         }
     }
     return d;
+}
+[[gnu::always_inline]] inline Decoded decode_with_callee(const Insn& insn, const OpFacts& f, uint32_t pc, uint32_t n) {
+    if (!f.usual) [[unlikely]] return decode_any_with_callee(insn, pc, n);
+    return decode_by_table(insn, f, pc, n);
+}
+[[gnu::always_inline]] inline Decoded decode_with_callee(const Insn& insn, uint32_t pc, uint32_t n) {
+    return decode_with_callee(insn, kOpFacts[insn.code], pc, n);
 }
 
 // Is the insn at `pc` the second slot of an ld_imm64, as a walk from pc 0 that steps over every
@@ -484,15 +492,15 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         if (s.start < n) live[s.start].entered = true;
     // The conditional jumps, ones the verifier may decide (untaken_side()): a program has a few
     // dozen at most, kept in a small array; past that, every insn is looked at again.
-    std::array<uint32_t, 64> conds;
+    std::array<uint32_t, 128> conds;
     uint32_t cond_count = 0;
     for (uint32_t pc = 0; pc < n; ++pc) {
-        const Decoded d = decoded[pc] = decode_with_callee(insns[pc], pc, n);
+        const OpFacts& f = kOpFacts[insns[pc].code];
+        const Decoded d = decoded[pc] = decode_with_callee(insns[pc], f, pc, n);
         live[d.succ[0]].entered = true;
-        if (kOpFacts[insns[pc].code].cond) {
-            if (cond_count < conds.size()) conds[cond_count] = pc;
-            ++cond_count;
-        }
+        // Without a branch on every insn: the slot past the last one is overwritten by the next.
+        conds[std::min<size_t>(cond_count, conds.size() - 1)] = pc;
+        cond_count += f.cond;
         // Only the first successor, a jump's or a callee's entry, can be read early (at or
         // below pc).
         if (d.succ[0] <= pc) live[d.succ[0]].resweep = std::max(live[d.succ[0]].resweep, pc + 1);
@@ -520,7 +528,7 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
             case Untaken::FallThrough: decoded[pc].succ[1] = no_node(n); break;
         }
     };
-    if (cond_count <= conds.size()) [[likely]]
+    if (cond_count < conds.size()) [[likely]]  // (the last slot is the scratch one past the jumps)
         for (uint32_t k = 0; k < cond_count; ++k) drop_untaken(conds[k]);
     else
         for (uint32_t pc = 0; pc < n; ++pc) drop_untaken(pc);  // (untaken_side() passes over the others)
