@@ -314,13 +314,9 @@ bool is_second_slot(const Program& prog, uint32_t pc) {
 // taken, so reads on the other side never mark a def (an unprivileged load explores it
 // speculatively: not modelled, generated programs load privileged). Modelled for the registers
 // whose value is a constant set by the straight-line code just before the jump (`r0 = 0; if r0 != 0
-// goto ...`), which the verifier knows exactly: a subset of what it decides, so that no edge it
-// explores is dropped.
+// goto ...`; at most kStraightLineSteps insns before it), which the verifier knows exactly: a
+// subset of what it decides, so that no edge it explores is dropped.
 
-// The constant register `r` holds on entry to `pc` when the straight-line code before it sets it:
-// going back from pc while each insn is entered only from the one before (`entered` says which
-// are entered otherwise: jump targets, entries), up to r's def, which must be a MOV K or an
-// ld_imm64 of a plain value; nullopt otherwise.
 // The value the insn at q gives its dst when the verifier knows it from the insn alone: a MOV K
 // (64-bit: imm sign-extended; 32-bit: zero-extended) or an ld_imm64 of a plain value.
 std::optional<uint64_t> known_value(const Program& prog, uint32_t q) {
@@ -378,8 +374,9 @@ bool branch_taken(uint8_t op, uint64_t a, uint64_t b, bool is32) {
 }
 
 // Which side of the conditional jump at `pc` the verifier never follows when straight-line constants
-// decide it: kTakenDropped (the jump; the fall-through is followed), kFallDropped, or kNoneDropped.
-// `entered(q)` says whether insn q is entered other than from the one before (entered_insns()).
+// decide it: Jump (not taken: only the fall-through is followed), FallThrough (taken), or None.
+// `entered(q)` says whether insn q is entered other than from the one before (entered_insns()),
+// `ends(q)` which registers' paths end at q (a def, a call's clobber).
 enum class Untaken : uint8_t { None, Jump, FallThrough };
 template <class Entered, class Ends>
 Untaken untaken_side(const Program& prog, const Entered& entered, const Ends& ends, uint32_t pc) {
