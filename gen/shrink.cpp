@@ -10,8 +10,6 @@
 namespace patchfuzz::gen {
 namespace {
 
-bool is_nop(const isa::Insn& in) { return isa::is_ja(in) && in.off == 0 && in.imm == 0 && in.dst_reg == 0 && in.src_reg == 0; }
-
 uint32_t aux_facts(const InsnAux& a) {
     return a.zext_dst + a.needs_zext + a.nospec + a.nospec_result + (a.alu_state != 0) + (a.map_index >= 0) +
            a.map_ptr_poisoned + a.map_key_known + a.loop_fit_for_inline + a.call_with_percpu_alloc_ptr + (a.arg_prog != 0) +
@@ -39,7 +37,7 @@ ShrinkMeasure shrink_measure(const Program& p) {
     ShrinkMeasure m{};
     m[0] = p.len();
     for (const auto& in : p.insns) {
-        if (!is_nop(in)) ++m[1];
+        if (!isa::is_ja0(in)) ++m[1];
         m[3] += static_cast<uint64_t>(std::llabs(in.imm)) + static_cast<uint64_t>(std::abs(in.off));
     }
     m[2] = p.linfo.size() + p.finfo.size() + p.pokes.size() + p.kfuncs.size() + p.maps.size() + p.insn_arrays.size();
@@ -53,7 +51,7 @@ std::optional<Program> without_nops(const Program& p) {
     bool any = false;
     // From the back, so that earlier indices stay put.
     for (uint32_t i = c.len(); i-- > 0;)
-        if (is_nop(c.insns[i]) && !(i > 0 && isa::is_ldimm64(c.insns[i - 1]))) {
+        if (isa::is_ja0(c.insns[i]) && !(i > 0 && isa::is_ldimm64(c.insns[i - 1]))) {
             remove_range(c, i, i + 1);
             any = true;
         }
@@ -107,7 +105,7 @@ std::vector<Program> shrink_candidates(const Program& p, size_t max_candidates) 
         Program c = p;
         bool changed = false;
         for (uint32_t i = s; i < e; ++i) {
-            if (is_nop(c.insns[i])) continue;
+            if (isa::is_ja0(c.insns[i])) continue;
             c.insns[i] = isa::ja(0);
             c.aux[i] = fresh_aux(c.aux[i]);
             changed = true;
@@ -120,7 +118,7 @@ std::vector<Program> shrink_candidates(const Program& p, size_t max_candidates) 
     }
     // 4. single nop deletions
     for (uint32_t i = 0; i < n && !full(); ++i)
-        if (is_nop(p.insns[i]) && !second_slot(i)) {
+        if (isa::is_ja0(p.insns[i]) && !second_slot(i)) {
             Program c = p;
             remove_range(c, i, i + 1);
             offer(std::move(c));

@@ -141,4 +141,7 @@ constexpr bool same(const Insn& a, const Insn& b) {
     return a.code == b.code && a.dst_reg == b.dst_reg && a.src_reg == b.src_reg && a.off == b.off && a.imm == b.imm;
 }
 
+// `ja +0` with every other field zero: the nop the verifier's dead-code passes leave and remove.
+constexpr bool is_ja0(const Insn& i) { return same(i, ja(0)); }
+
 }  // namespace patchfuzz::isa

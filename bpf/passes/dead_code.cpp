@@ -11,7 +11,6 @@ namespace {
 
 using namespace isa;
 
-bool is_ja0(const Insn& i) { return same(i, ja(0)); }
 bool is_may_goto0(const Insn& i) { return same(i, make(BPF_JMP | BPF_JCOND, 0, 0, 0, 0)); }
 
 // In place, no patch: a conditional jump whose fall-through was never reached becomes an

@@ -60,15 +60,6 @@ struct KernelStream::State {
             const std::string found_by = "found-by: patchfuzz fuzz --oracles kernel --kernel " + cfg.tag + " --seed " +
                                          std::to_string(cfg.seed) + " (kernel batch seed " + std::to_string(batch_seed) +
                                          ", program " + std::to_string(index) + ")";
-            auto as_case = [&](const kernel::KernelCase& k, std::vector<std::string> comments) {
-                Case c;
-                c.program = k.program;
-                c.inputs = k.inputs;
-                c.options.test_rnd_hi32 = k.test_rnd_hi32;
-                c.seed = batch_seed;
-                c.comments = std::move(comments);
-                return c;
-            };
             kernel::KernelMinimizeOptions mo = cfg.minimize;
             // A campaign that ends normally waits for it (a finding is worth its budget); one that
             // is interrupted does not.
@@ -83,9 +74,11 @@ struct KernelStream::State {
                                     " candidates; ended: " + m.ended + ")";
             // The verdict and the original first: repro.case's presence marks a complete bucket.
             (void)write_file_atomic((bucket / "verdict.txt").string(), verdict_text(m.outcome, cfg.tag, fig.release) + how + "\n");
-            (void)write_case_file_atomic(as_case(kc, {found_by, "signature: " + signature}), (bucket / "original.case").string());
-            (void)write_case_file_atomic(as_case(m.minimized, {found_by, how, "signature: " + signature, "replay: " + replay}),
-                                         case_path.string());
+            (void)write_case_file_atomic(kernel::as_case(kc, batch_seed, {found_by, "signature: " + signature}),
+                                         (bucket / "original.case").string());
+            (void)write_case_file_atomic(
+                kernel::as_case(m.minimized, batch_seed, {found_by, how, "signature: " + signature, "replay: " + replay}),
+                case_path.string());
         }
         sink(new_bucket, signature, bucket.string(), replay);
     }

@@ -283,13 +283,10 @@ int do_gen(const Opts& o) {
         std::filesystem::create_directories(o.save, ec);
         for (size_t i = 0; i < cases.size(); i++) {
             if (r->cases[i].agreement == kernel::Agreement::Agree && r->cases[i].runs_agree()) continue;
-            harness::Case c;
-            c.program = cases[i].program;
-            c.inputs = cases[i].inputs;
-            c.options.test_rnd_hi32 = cases[i].test_rnd_hi32;
-            c.seed = o.seed;
-            c.comments.push_back("found-by: patchfuzz kernel gen --kernel " + o.kernel + " --seed " + std::to_string(o.seed) +
-                                 " (program " + std::to_string(i) + "): " + std::string(kernel::to_string(r->cases[i].agreement)));
+            const harness::Case c = kernel::as_case(
+                cases[i], o.seed,
+                {"found-by: patchfuzz kernel gen --kernel " + o.kernel + " --seed " + std::to_string(o.seed) + " (program " +
+                 std::to_string(i) + "): " + std::string(kernel::to_string(r->cases[i].agreement))});
             auto s = harness::write_case_file_atomic(c, o.save + "/" + cases[i].name + ".case");
             if (!s) std::fprintf(stderr, "patchfuzz kernel: %s\n", s.error().to_string().c_str());
         }
@@ -329,10 +326,7 @@ int do_minimize(const Opts& o) {
     mo.max_rounds = static_cast<uint32_t>(std::min<uint64_t>(o.rounds, UINT32_MAX));
     mo.max_seconds = static_cast<double>(o.seconds);
     const kernel::KernelMinimizeResult m = kernel::minimize_kernel_finding(*c, found, check, mo);
-    harness::Case out;
-    out.program = m.minimized.program;
-    out.inputs = m.minimized.inputs;
-    out.options.test_rnd_hi32 = m.minimized.test_rnd_hi32;
+    harness::Case out = kernel::as_case(m.minimized, 0, {});
     out.comments.push_back("minimized-by: patchfuzz kernel minimize " + in + " --kernel " + o.kernel + " --kernel-profile " + o.profile +
                            (o.run ? " --run" : "") + (o.rnd_hi32 ? " --rnd-hi32" : "") + " (" + std::to_string(c->program.len()) + " -> " +
                            std::to_string(m.minimized.program.len()) + " insns, " + std::to_string(m.rounds) + " boots, " +

@@ -7,6 +7,7 @@
 
 #include "bpf/interp/exec_input.hpp"
 #include "bpf/program/program.hpp"
+#include "harness/case/case_file.hpp"
 
 namespace patchfuzz::kernel {
 
@@ -20,5 +21,17 @@ struct KernelCase {
     // the marks in the program's aux.
     bool test_rnd_hi32 = false;
 };
+
+// The .case a kernel case is written as: its program, its inputs, and rnd-hi32 when it is loaded
+// with BPF_F_TEST_RND_HI32 (a .case with the option is loaded so again: `patchfuzz kernel check`).
+inline harness::Case as_case(const KernelCase& kc, uint64_t seed, std::vector<std::string> comments) {
+    harness::Case c;
+    c.program = kc.program;
+    c.inputs = kc.inputs;
+    c.options.test_rnd_hi32 = kc.test_rnd_hi32;
+    c.seed = seed;
+    c.comments = std::move(comments);
+    return c;
+}
 
 }  // namespace patchfuzz::kernel

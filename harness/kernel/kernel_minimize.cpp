@@ -11,8 +11,6 @@
 namespace patchfuzz::kernel {
 namespace {
 
-bool is_nop(const isa::Insn& in) { return isa::is_ja(in) && in.off == 0 && in.imm == 0 && in.dst_reg == 0 && in.src_reg == 0; }
-
 // The insns `cand` turned into nops when everything else about it is `base`'s (a nop-out
 // candidate); nullopt for any other kind of candidate.
 std::optional<std::vector<uint32_t>> nopped_insns(const Program& base, const Program& cand) {
@@ -23,7 +21,7 @@ std::optional<std::vector<uint32_t>> nopped_insns(const Program& base, const Pro
     std::vector<uint32_t> nopped;
     for (uint32_t i = 0; i < base.len(); ++i) {
         if (isa::same(base.insns[i], cand.insns[i])) continue;
-        if (!is_nop(cand.insns[i])) return std::nullopt;
+        if (!isa::is_ja0(cand.insns[i])) return std::nullopt;
         nopped.push_back(i);
     }
     return nopped;
