@@ -264,15 +264,15 @@ constexpr RegMask lane(uint64_t word, int k) { return static_cast<RegMask>(word 
 
 // The byte of the register fields, dst_reg in its low half: an index for the tables below.
 constexpr uint8_t regs_byte(const Insn& i) { return static_cast<uint8_t>(i.dst_reg | i.src_reg << 4); }
-// By regs_byte(): dst's bit in every lane, src's bit in lane 0.
-constexpr std::array<uint64_t, 256> kDstLanes = [] {
-    std::array<uint64_t, 256> t{};
-    for (unsigned regs = 0; regs < t.size(); ++regs) t[regs] = (uint64_t{1} << (regs & 0xf)) * kLanes;
-    return t;
-}();
-constexpr std::array<uint64_t, 256> kSrcBit = [] {
-    std::array<uint64_t, 256> t{};
-    for (unsigned regs = 0; regs < t.size(); ++regs) t[regs] = uint64_t{1} << (regs >> 4);
+// By regs_byte(): kRegBits[kDst] dst's bit in every lane, kRegBits[kSrc] src's bit in lane 0.
+// (One array: the decode loop then keeps one address for both.)
+constexpr size_t kDst = 0, kSrc = 1;
+constexpr std::array<std::array<uint64_t, 256>, 2> kRegBits = [] {
+    std::array<std::array<uint64_t, 256>, 2> t{};
+    for (unsigned regs = 0; regs < 256; ++regs) {
+        t[kDst][regs] = (uint64_t{1} << (regs & 0xf)) * kLanes;
+        t[kSrc][regs] = uint64_t{1} << (regs >> 4);
+    }
     return t;
 }();
 
@@ -312,7 +312,7 @@ struct Decoded {
 // given. Exactly decode_any()'s masks for Plain and Branch insns.
 [[gnu::always_inline]] inline Decoded by_table(const Insn& insn, const OpFacts& f, uint32_t succ0, uint32_t succ1) {
     const uint8_t regs = regs_byte(insn);
-    const uint64_t m = (kDstLanes[regs] & f.dst_lanes) | (kSrcBit[regs] & f.src_lanes) | f.fixed_lanes;
+    const uint64_t m = (kRegBits[kDst][regs] & f.dst_lanes) | (kRegBits[kSrc][regs] & f.src_lanes) | f.fixed_lanes;
     Decoded d;
     d.set_masks(m ^ kFlipEnds);
     d.succ = {succ0, succ1};
@@ -612,6 +612,48 @@ struct DecodeCounts {
     return {cond_count, def_count};
 }
 
+// for_each_gap()'s sweep over the decoded insns, in a function of its own so that its registers
+// are its own. A table entry's change sends it back to at least the entry itself, so that the
+// tables node is joined again before any gotox below reads it.
+[[gnu::noinline]] void sweep(const Decoded* decoded, Live* live, uint32_t n, const std::vector<uint32_t>& table_targets) {
+    for (int64_t pc = static_cast<int64_t>(n) - 1; pc >= 0; --pc) {
+        const Decoded& d = decoded[pc];
+        Live& l = live[pc];
+        const auto in = static_cast<RegMask>(d.read | (live[d.succ[0]].live_in & d.keep_jump) | (live[d.succ[1]].live_in & d.keep));
+        // Only a node read early looks at whether it changed (most visits are a node's first,
+        // which changes it)
+        if (l.resweep > pc && in != l.live_in) [[unlikely]] {
+            l.live_in = in;
+            RegMask joined = 0;
+            for (const uint32_t t : table_targets) joined |= live[t].live_in;
+            live[tables_node(n)].live_in = joined;
+            pc = l.resweep;
+            continue;
+        }
+        l.live_in = in;
+    }
+}
+
+// The arrays for_each_gap() works in, kept per thread from one program to the next, for the
+// largest program yet: for_each_gap() runs once per generated program, and allocating them
+// afresh cost three new[] and three delete[] every time.
+struct LivenessArrays {
+    std::unique_ptr<Live[]> live;        // n + 3 nodes
+    std::unique_ptr<Decoded[]> decoded;  // n insns
+    std::unique_ptr<uint32_t[]> defs;    // up to n 32-bit defs
+    uint32_t insns = 0;                  // n of the largest program yet (if live is allocated)
+};
+LivenessArrays& liveness_arrays(uint32_t n) {
+    thread_local LivenessArrays arrays;  // (for_each_gap() calls nothing that could use them too)
+    if (n > arrays.insns || !arrays.live) [[unlikely]] {
+        arrays.live = std::make_unique_for_overwrite<Live[]>(size_t{n} + 3);
+        arrays.decoded = std::make_unique_for_overwrite<Decoded[]>(n);
+        arrays.defs = std::make_unique_for_overwrite<uint32_t[]>(n);
+        arrays.insns = n;
+    }
+    return arrays;
+}
+
 // Calls on_gap(pc, reg) for every def zext_gaps() reports, in program order; whether a def is
 // seen and unmarked is read from prog.aux as the call for it comes, so on_gap may mark the def.
 template <class OnGap>
@@ -637,16 +679,17 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
     //
     // What the sweep updates (Live), all zero at the start (nothing live, no early reader), apart
     // from the decoded insns that it reads, so that only the former is cleared (one small memset).
-    const std::unique_ptr<Live[]> live = std::make_unique_for_overwrite<Live[]>(n + 3);
-    std::memset(live.get(), 0, sizeof(Live) * (n + 3));  // make_unique<Live[]> would clear node by node
-    const std::unique_ptr<Decoded[]> decoded = std::make_unique_for_overwrite<Decoded[]>(n);
+    LivenessArrays& arrays = liveness_arrays(n);
+    Live* const live = arrays.live.get();
+    std::memset(live, 0, sizeof(Live) * (n + 3));
+    Decoded* const decoded = arrays.decoded.get();
     // Every insn decoded first, in a loop of its own (decode_all()).
     // The conditional jumps, ones the verifier may decide (untaken_side()): a program has a few
     // dozen at most, kept in a small array; past that, every insn is looked at again.
     std::array<uint32_t, kCondSlots> conds;
     // The 32-bit defs, in program order, for the gaps at the end.
-    const std::unique_ptr<uint32_t[]> defs = std::make_unique_for_overwrite<uint32_t[]>(n);
-    const auto [cond_count, def_count] = decode_all(prog, live.get(), decoded.get(), defs.get(), conds);
+    uint32_t* const defs = arrays.defs.get();
+    const auto [cond_count, def_count] = decode_all(prog, live, decoded, defs, conds);
     // Every gotox reads every table entry through the tables node, so an entry's early readers
     // reach up to the highest gotox. Only programs with insn arrays have entries.
     std::vector<uint32_t> table_targets;
@@ -661,8 +704,8 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         }
     }
     // The sides the verifier never follows are no edges (untaken_side()).
-    const auto entered = [&live](uint32_t q) { return live[q].entered; };
-    const auto ends_at = [&decoded](uint32_t q) { return decoded[q].end(); };
+    const auto entered = [live](uint32_t q) { return live[q].entered; };
+    const auto ends_at = [decoded](uint32_t q) { return decoded[q].end(); };
     auto drop_untaken = [&](uint32_t pc) {
         switch (untaken_side(prog, entered, ends_at, pc)) {
             case Untaken::None: break;
@@ -674,22 +717,8 @@ void for_each_gap(const Program& prog, OnGap&& on_gap) {
         for (uint32_t k = 0; k < cond_count; ++k) drop_untaken(conds[k]);
     else
         for (uint32_t pc = 0; pc < n; ++pc) drop_untaken(pc);  // (untaken_side() passes over the others)
-    // The sweep (see above). A table entry's change sends it back to at least the entry itself,
-    // so that the tables node is joined again before any gotox below reads it.
-    const uint32_t tables = tables_node(n);
-    for (int64_t pc = static_cast<int64_t>(n) - 1; pc >= 0; --pc) {
-        const Decoded& d = decoded[pc];
-        Live& l = live[pc];
-        const auto in = static_cast<RegMask>(d.read | (live[d.succ[0]].live_in & d.keep_jump) | (live[d.succ[1]].live_in & d.keep));
-        if (in == l.live_in) continue;
-        l.live_in = in;
-        if (l.resweep > pc) [[unlikely]] {
-            RegMask joined = 0;
-            for (const uint32_t t : table_targets) joined |= live[t].live_in;
-            live[tables].live_in = joined;
-            pc = l.resweep;
-        }
-    }
+    // The sweep (see above).
+    sweep(decoded, live, n, table_targets);
     // The gaps that the verifier would mark: seen and unmarked defs (an ld_imm64's second slot is
     // no def of its own).
     for (uint32_t k = 0; k < def_count; ++k) {
