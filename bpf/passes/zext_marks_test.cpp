@@ -6,6 +6,8 @@
 
 #include <linux/bpf.h>
 
+#include <thread>
+
 #include "bpf/passes/insn_defs.hpp"
 #include "bpf/util/rng.hpp"
 
@@ -167,6 +169,11 @@ TEST(ZextMarks, UnseenDefsAndExistingMarksAreLeftAlone) {
     EXPECT_TRUE(with_zext_facts(q).aux[0].zext_dst);
 }
 
+TEST(ZextMarks, AThreadsFirstProgramMayBeEmpty) {
+    // The liveness keeps its arrays per thread, made at the thread's first program (the random
+    // programs below reuse them, larger and smaller): an empty one too.
+    std::thread([] { EXPECT_TRUE(zext_gaps(make_program({})).empty()); }).join();
+}
 
 // The opcode table behind liveness_insn() against the functions it stands for (read64() through
 // reads_reg64(), def_regno(), has_def32(), insn_successors()) for every opcode byte, with register fields,
