@@ -24,6 +24,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bpf/patch/by_opcode.hpp"
@@ -113,15 +114,14 @@ public:
 
     PatchOutcome run(Program& prog) {
         const uint32_t new_len = s_[n_];
-        // The output is built in the spare arrays (a program's old arrays from an earlier batch):
-        // `out` by appending (plain copies), `aux` by writing the slots `out` just received (it
-        // is sized first, so its copies are plain memory copies too).
+        // The output is built in the spare arrays (a program's old arrays from an earlier batch),
+        // sized first and then written slot by slot from the front (written_), so that copies
+        // are plain memory copies and a patch's few insns need no call.
         std::vector<isa::Insn> out = std::move(w_.spare_insns);
         std::vector<InsnAux> aux = std::move(w_.spare_aux);
-        out.clear();
-        reserve_for_output(out, new_len);
-        reserve_for_output(aux, new_len);
-        aux.resize(new_len);
+        size_for_output(out, new_len, prog_.insns);
+        size_for_output(aux, new_len, prog_.aux);
+        written_ = 0;
 
         uint32_t prev = 0;
         for (uint32_t q = 0; q <= m_; ++q) {
@@ -138,7 +138,7 @@ public:
             prev = p.pos + 1;
         }
 
-        PATCHFUZZ_CHECK(out.size() == new_len, "output length is S[N]");
+        PATCHFUZZ_CHECK(written_ == new_len, "output length is S[N]");
         finish_redirects(out);
         for (uint32_t q : ib_copies_) write_copy(q, out);
 
@@ -202,14 +202,22 @@ private:
         return it->second;
     }
 
-    // Makes room in a spare array for an output of n slots. Its old contents are dead: when it
-    // must grow they are dropped rather than copied, and it grows with headroom, since these arrays
-    // circulate between the programs and the scratch and the next output is usually longer.
+    // Sizes a spare array for an output of n slots, each written before it is read. Its old
+    // contents are dead: when it must grow they are dropped rather than copied, and it grows with
+    // headroom, since these arrays circulate between the programs and the scratch and the next
+    // output is usually longer. New insn slots are copies of the input's first ones (`filler`):
+    // what they hold does not matter, and a memory copy costs less than zeroing them one by one.
+    // (Copying InsnAux, which has a default constructor, would go slot by slot too.)
     template <class T>
-    static void reserve_for_output(std::vector<T>& v, size_t n) {
-        if (v.capacity() >= n) return;
-        v.clear();
-        v.reserve(n + n / 2);
+    static void size_for_output(std::vector<T>& v, size_t n, const std::vector<T>& filler) {
+        if (v.capacity() < n) {
+            v.clear();
+            v.reserve(n + n / 2);
+        }
+        if (std::is_trivial_v<T> && v.size() < n && n - v.size() <= filler.size())
+            v.insert(v.end(), filler.begin(), filler.begin() + static_cast<ptrdiff_t>(n - v.size()));
+        else
+            v.resize(n);
     }
 
     // Relocate one relative field whose displacement is re-derived from S. `owner` = patch that
@@ -252,10 +260,11 @@ private:
 
     void copy_segment(uint32_t from, uint32_t to, int64_t shift, std::vector<isa::Insn>& out, std::vector<InsnAux>& aux) {
         if (from >= to) return;
-        PATCHFUZZ_CHECK(out.size() == static_cast<size_t>(from + shift), "segment lands at S[from]");
+        PATCHFUZZ_CHECK(written_ == static_cast<size_t>(from + shift), "segment lands at S[from]");
         const isa::Insn* const src = prog_.insns.data();
-        std::copy(prog_.aux.begin() + from, prog_.aux.begin() + to, aux.begin() + static_cast<ptrdiff_t>(out.size()));
-        out.insert(out.end(), src + from, src + to);
+        std::copy(src + from, src + to, out.data() + written_);
+        std::copy(prog_.aux.data() + from, prog_.aux.data() + to, aux.data() + written_);
+        written_ += to - from;
         // Most insns carry no displacement: the opcode table finds the few that may (jumps,
         // ld_imm64) and names the field of nearly all of them (by_opcode.hpp).
         for (const isa::Insn* in = std::find_if(src + from, src + to, may_adjust); in != src + to;
@@ -273,35 +282,36 @@ private:
         const size_t base = s_[p.pos];
         const int64_t n = local_len(p);
         const size_t len = static_cast<size_t>(n);
-        PATCHFUZZ_CHECK(out.size() == base, "patch lands at S[pos]");
-        out.insert(out.end(), p.insns.begin(), p.insns.end());
-        if (p.kind == PatchKind::InsertBefore) out.push_back(prog_.insns[p.pos]);
+        PATCHFUZZ_CHECK(written_ == base, "patch lands at S[pos]");
+        written_ += len;
         const InsnAux& orig = prog_.aux[p.pos];
         // New slots get fresh aux data but the patched insn's `seen`; the last slot keeps the
         // patched insn's aux (bpf_patch_insn_data() -> adjust_insn_aux_data()). Every slot's
         // zext_dst is recomputed from the insn written there, once it is relocated. One loop
-        // over the new slots writes their aux and relocates their outgoing transfers.
+        // over the patch's insns copies them, relocates their outgoing transfers and writes their
+        // aux (a Replace's last slot too, which then gets `orig`).
         InsnAux fresh{};
         fresh.seen = orig.seen;
         InsnAux* const slot_aux = aux.data() + base;
         isa::Insn* const slot = out.data() + base;
-        const auto relocate_outgoing = [&](size_t j) {
-            const Field f = adj_field_by_code(slot[j]);
-            if (f == Field::None) return;
-            const int64_t d = get_disp(slot[j], f);
-            const int64_t local = static_cast<int64_t>(j) + d + 1;
-            if (local >= 0 && local < n) return;  // internal: kept verbatim
-            const int64_t t = local >= n ? int64_t{p.pos} + 1 + (local - n) : int64_t{p.pos} + local;
-            relocate(out, base + j, f, t, q, p.pos, static_cast<int64_t>(j), d, local < 0, int64_t{q} + 2);
-        };
-        for (size_t j = 0; j + 1 < len; ++j) {
-            if (may_adjust(slot[j])) relocate_outgoing(j);
+        const isa::Insn* const ins = p.insns.data();
+        const size_t count = p.insns.size();
+        for (size_t j = 0; j < count; ++j) {
+            slot[j] = ins[j];
+            const Field f = may_adjust(slot[j]) ? adj_field_by_code(slot[j]) : Field::None;
+            if (f != Field::None) {
+                const int64_t d = get_disp(slot[j], f);
+                const int64_t local = static_cast<int64_t>(j) + d + 1;
+                if (local < 0 || local >= n) {  // else internal: kept verbatim
+                    const int64_t t = local >= n ? int64_t{p.pos} + 1 + (local - n) : int64_t{p.pos} + local;
+                    relocate(out, base + j, f, t, q, p.pos, static_cast<int64_t>(j), d, local < 0, int64_t{q} + 2);
+                }
+            }
             slot_aux[j] = fresh;
             slot_aux[j].zext_dst = has_def32_by_code(slot[j]);
         }
-        if (p.kind == PatchKind::Replace) {
-            if (may_adjust(slot[len - 1])) relocate_outgoing(len - 1);
-        } else {
+        if (p.kind == PatchKind::InsertBefore) {
+            slot[len - 1] = prog_.insns[p.pos];
             const Field f = adj_field_by_code(prog_.insns[p.pos]);
             if (f != Field::None) {
                 const int64_t d = get_disp(prog_.insns[p.pos], f);
@@ -654,6 +664,7 @@ private:
     bool any_ib_ = false;
     bool check_erange_ = false;
     bool by_s_alone_ = false;  // no prologue, no possible -ERANGE: relocate() needs S only
+    size_t written_ = 0;       // run(): slots of the output written so far
     std::vector<std::pair<uint32_t, uint32_t>>& ibs_;  // (S[pos], patch index) of InsertBefore patches
     std::vector<Redirect>& redirects_;
     std::vector<int64_t>& stop_;       // per InsertBefore: position where its walk stopped
