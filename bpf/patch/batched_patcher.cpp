@@ -23,12 +23,12 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
-#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "bpf/patch/by_opcode.hpp"
 #include "bpf/patch/index_map.hpp"
-#include "bpf/isa/insn_def32.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/patch/patch_rules.hpp"
 #include "bpf/util/check.hpp"
@@ -103,6 +103,7 @@ public:
         }
         // With every target inside the program, |disp| < current length: no overflow possible.
         check_erange_ = max_len > kS16Max;
+        by_s_alone_ = !any_ib_ && !check_erange_;
         index_map(static_cast<uint32_t>(n_), batch, s_);
         if (any_ib_) {
             for (uint32_t q = 0; q < m_; ++q)
@@ -113,15 +114,14 @@ public:
 
     PatchOutcome run(Program& prog) {
         const uint32_t new_len = s_[n_];
-        // The output is built in the spare arrays (a program's old arrays from an earlier batch):
-        // `out` by appending (plain copies), `aux` by writing the slots `out` just received (it
-        // is sized first, so its copies are plain memory copies too).
+        // The output is built in the spare arrays (a program's old arrays from an earlier batch),
+        // sized first and then written slot by slot from the front (written_), so that copies
+        // are plain memory copies and a patch's few insns need no call.
         std::vector<isa::Insn> out = std::move(w_.spare_insns);
         std::vector<InsnAux> aux = std::move(w_.spare_aux);
-        out.clear();
-        reserve_for_output(out, new_len);
-        reserve_for_output(aux, new_len);
-        aux.resize(new_len);
+        size_for_output(out, new_len, prog_.insns);
+        size_for_output(aux, new_len, prog_.aux);
+        written_ = 0;
 
         uint32_t prev = 0;
         for (uint32_t q = 0; q <= m_; ++q) {
@@ -138,7 +138,7 @@ public:
             prev = p.pos + 1;
         }
 
-        PATCHFUZZ_CHECK(out.size() == new_len, "output length is S[N]");
+        PATCHFUZZ_CHECK(written_ == new_len, "output length is S[N]");
         finish_redirects(out);
         for (uint32_t q : ib_copies_) write_copy(q, out);
 
@@ -156,12 +156,15 @@ public:
         }
 
         PatchOutcome ok;
-        ok.kernel_warn = walk_warnings(m_);
+        if (any_ib_) ok.kernel_warn = walk_warnings(m_);  // only prologue walks stop
         w_.spare_insns = std::move(prog.insns);
         w_.spare_aux = std::move(prog.aux);
         prog.insns = std::move(out);
         prog.aux = std::move(aux);
-        sweep_subprogs_and_linfo(prog);
+        if (removed_total_ == 0)
+            shift_subprogs_and_linfo(prog);
+        else
+            sweep_subprogs_and_linfo(prog);
         map_insn_arrays(prog);
         sweep_pokes(prog);
         return ok;
@@ -199,14 +202,22 @@ private:
         return it->second;
     }
 
-    // Makes room in a spare array for an output of n slots. Its old contents are dead: when it
-    // must grow they are dropped rather than copied, and it grows with headroom, since these arrays
-    // circulate between the programs and the scratch and the next output is usually longer.
+    // Sizes a spare array for an output of n slots, each written before it is read. Its old
+    // contents are dead: when it must grow they are dropped rather than copied, and it grows with
+    // headroom, since these arrays circulate between the programs and the scratch and the next
+    // output is usually longer. New insn slots are copies of the input's first ones (`filler`):
+    // what they hold does not matter, and a memory copy costs less than zeroing them one by one.
+    // (Copying InsnAux, which has a default constructor, would go slot by slot too.)
     template <class T>
-    static void reserve_for_output(std::vector<T>& v, size_t n) {
-        if (v.capacity() >= n) return;
-        v.clear();
-        v.reserve(n + n / 2);
+    static void size_for_output(std::vector<T>& v, size_t n, const std::vector<T>& filler) {
+        if (v.capacity() < n) {
+            v.clear();
+            v.reserve(n + n / 2);
+        }
+        if (std::is_trivial_v<T> && v.size() < n && n - v.size() <= filler.size())
+            v.insert(v.end(), filler.begin(), filler.begin() + static_cast<ptrdiff_t>(n - v.size()));
+        else
+            v.resize(n);
     }
 
     // Relocate one relative field whose displacement is re-derived from S. `owner` = patch that
@@ -215,7 +226,7 @@ private:
     // case is small enough to be inlined at every call, the rest is relocate_in_general().
     void relocate(std::vector<isa::Insn>& out, size_t idx, Field f, int64_t target_orig, int64_t owner, int64_t a,
                   int64_t j, int64_t d_first, bool d_first_is_final, int64_t s0) {
-        if (!any_ib_ && !check_erange_) [[likely]] {
+        if (by_s_alone_) [[likely]] {
             set_disp(out[idx], f, smap(target_orig) - static_cast<int64_t>(idx) - 1);
             return;
         }
@@ -249,45 +260,59 @@ private:
 
     void copy_segment(uint32_t from, uint32_t to, int64_t shift, std::vector<isa::Insn>& out, std::vector<InsnAux>& aux) {
         if (from >= to) return;
-        PATCHFUZZ_CHECK(out.size() == static_cast<size_t>(from + shift), "segment lands at S[from]");
+        PATCHFUZZ_CHECK(written_ == static_cast<size_t>(from + shift), "segment lands at S[from]");
         const isa::Insn* const src = prog_.insns.data();
-        std::copy(prog_.aux.begin() + from, prog_.aux.begin() + to, aux.begin() + static_cast<ptrdiff_t>(out.size()));
-        out.insert(out.end(), src + from, src + to);
+        std::copy(src + from, src + to, out.data() + written_);
+        std::copy(prog_.aux.data() + from, prog_.aux.data() + to, aux.data() + written_);
+        written_ += to - from;
         // Most insns carry no displacement: the opcode table finds the few that may (jumps,
-        // ld_imm64) before adj_field() decides.
+        // ld_imm64) and names the field of nearly all of them (by_opcode.hpp).
         for (const isa::Insn* in = std::find_if(src + from, src + to, may_adjust); in != src + to;
              in = std::find_if(in + 1, src + to, may_adjust)) {
-            const Field f = adj_field(*in);
+            const Field f = adj_field_by_code(*in);
             if (f == Field::None) continue;
             const uint32_t c = static_cast<uint32_t>(in - src);
             const int64_t d = get_disp(*in, f);
             relocate(out, static_cast<size_t>(c + shift), f, int64_t{c} + 1 + d, -1, c, 0, d, false, 1);
         }
     }
-    static bool may_adjust(const isa::Insn& i) { return kMayAdjust[i.code]; }
 
     void write_patch(uint32_t q, std::vector<isa::Insn>& out, std::vector<InsnAux>& aux) {
         const Patch& p = p_[q];
         const size_t base = s_[p.pos];
         const int64_t n = local_len(p);
         const size_t len = static_cast<size_t>(n);
-        PATCHFUZZ_CHECK(out.size() == base, "patch lands at S[pos]");
-        out.insert(out.end(), p.insns.begin(), p.insns.end());
-        if (p.kind == PatchKind::InsertBefore) out.push_back(prog_.insns[p.pos]);
-        const std::span<const isa::Insn> ins(p.insns);
-        for (size_t j = 0; j < ins.size(); ++j) {
-            if (!may_adjust(ins[j])) continue;
-            const Field f = adj_field(ins[j]);
-            if (f == Field::None) continue;
-            const int64_t d = get_disp(ins[j], f);
-            const int64_t local = static_cast<int64_t>(j) + d + 1;
-            if (local >= 0 && local < n) continue;  // internal: kept verbatim
-            const int64_t t = local >= n ? int64_t{p.pos} + 1 + (local - n) : int64_t{p.pos} + local;
-            relocate(out, base + j, f, t, q, p.pos, static_cast<int64_t>(j), d, local < 0, int64_t{q} + 2);
-        }
+        PATCHFUZZ_CHECK(written_ == base, "patch lands at S[pos]");
+        written_ += len;
         const InsnAux& orig = prog_.aux[p.pos];
+        // New slots get fresh aux data but the patched insn's `seen`; the last slot keeps the
+        // patched insn's aux (bpf_patch_insn_data() -> adjust_insn_aux_data()). Every slot's
+        // zext_dst is recomputed from the insn written there, once it is relocated. One loop
+        // over the patch's insns copies them, relocates their outgoing transfers and writes their
+        // aux (a Replace's last slot too, which then gets `orig`).
+        InsnAux fresh{};
+        fresh.seen = orig.seen;
+        InsnAux* const slot_aux = aux.data() + base;
+        isa::Insn* const slot = out.data() + base;
+        const isa::Insn* const ins = p.insns.data();
+        const size_t count = p.insns.size();
+        for (size_t j = 0; j < count; ++j) {
+            slot[j] = ins[j];
+            const Field f = may_adjust(slot[j]) ? adj_field_by_code(slot[j]) : Field::None;
+            if (f != Field::None) {
+                const int64_t d = get_disp(slot[j], f);
+                const int64_t local = static_cast<int64_t>(j) + d + 1;
+                if (local < 0 || local >= n) {  // else internal: kept verbatim
+                    const int64_t t = local >= n ? int64_t{p.pos} + 1 + (local - n) : int64_t{p.pos} + local;
+                    relocate(out, base + j, f, t, q, p.pos, static_cast<int64_t>(j), d, local < 0, int64_t{q} + 2);
+                }
+            }
+            slot_aux[j] = fresh;
+            slot_aux[j].zext_dst = has_def32_by_code(slot[j]);
+        }
         if (p.kind == PatchKind::InsertBefore) {
-            const Field f = adj_field(prog_.insns[p.pos]);
+            slot[len - 1] = prog_.insns[p.pos];
+            const Field f = adj_field_by_code(prog_.insns[p.pos]);
             if (f != Field::None) {
                 const int64_t d = get_disp(prog_.insns[p.pos], f);
                 const int64_t t0 = int64_t{p.pos} + 1 + d;
@@ -300,19 +325,8 @@ private:
                 }
             }
         }
-        // New slots get fresh aux data but the patched insn's `seen`; the last slot keeps the
-        // patched insn's aux (bpf_patch_insn_data() -> adjust_insn_aux_data()). Every slot's
-        // zext_dst is recomputed from the insn written there.
-        InsnAux fresh{};
-        fresh.seen = orig.seen;
-        const std::span<InsnAux> slot_aux(aux.begin() + static_cast<ptrdiff_t>(base), len);
-        const std::span<const isa::Insn> slot(out.begin() + static_cast<ptrdiff_t>(base), len);
-        for (size_t j = 0; j + 1 < len; ++j) {
-            slot_aux[j] = fresh;
-            slot_aux[j].zext_dst = isa::insn_has_def32(slot[j]);
-        }
         slot_aux[len - 1] = orig;
-        slot_aux[len - 1].zext_dst = isa::insn_has_def32(slot[len - 1]);
+        slot_aux[len - 1].zext_dst = has_def32_by_code(slot[len - 1]);
     }
 
     // adjust_jmp_off() overflow: the walk stops at the first overflowing (forward) jump in index
@@ -426,6 +440,41 @@ private:
         if (!std::is_sorted(order.begin(), order.end(), by_key)) std::stable_sort(order.begin(), order.end(), by_key);
     }
 
+    static constexpr uint64_t kAnyInsnOff = uint64_t{1} << 32;  // a limit above every insn_off
+
+    // Adds `add` to the insn_off of the entries from `i` on while it is below `lim`; returns the
+    // first entry it left alone (or n).
+    static size_t shift_linfo_below(LineInfo* lv, size_t i, size_t n, uint64_t lim, uint32_t add) {
+        LineInfo* e = lv + i;
+        LineInfo* const end = lv + n;
+        for (; e != end && e->insn_off < lim; ++e) e->insn_off += add;
+        return static_cast<size_t>(e - lv);
+    }
+
+    // sweep_subprogs_and_linfo() for a batch without removals (most of them), where it deletes
+    // nothing and changes no linfo_idx: it only moves every start and line offset by the growth
+    // of the patches its sweep has passed, which this does in place, in the program's own tables
+    // (apply_to() copied them from the input). patch_props_test compares both patchers on
+    // batches with and without removals.
+    void shift_subprogs_and_linfo(Program& prog) const {
+        SubprogInfo* const sp = prog.subprogs.data();
+        const size_t cnt_sp = prog.subprogs.size() - 1;  // real subprogs; the last entry is the fake exit
+        LineInfo* const lv = prog.linfo.data();
+        const size_t ln = prog.linfo.size();
+        size_t sip = 0;
+        size_t lip = 0;
+        uint32_t add = 0;
+        for (uint32_t q = 0; q < m_; ++q) {
+            const uint32_t r = p_[q].pos;
+            for (; sip < cnt_sp && sp[sip].start <= r; ++sip) sp[sip].start += add;
+            lip = shift_linfo_below(lv, lip, ln, uint64_t{r} + 1, add);
+            add += static_cast<uint32_t>(growth(p_[q]));
+        }
+        for (; sip <= cnt_sp; ++sip) sp[sip].start += add;  // the fake exit too
+        shift_linfo_below(lv, lip, ln, kAnyInsnOff, add);
+        PATCHFUZZ_CHECK(sp[cnt_sp].start == s_[n_], "fake exit must end at the new length");
+    }
+
     // adjust_subprog_starts / _after_remove (+ func_info deletion) and bpf_adj_linfo /
     // _after_remove (+ linfo_idx), as one sweep over the patches. Entries before the current patch
     // are final ("frozen"); every other entry has received exactly the same shifts so far, so it is
@@ -455,14 +504,14 @@ private:
         // the vector's for every entry); until an entry is dropped the entries stay in place.
         LineInfo* const lv = li.data();
         const size_t ln = li.size();
-        auto freeze_linfo = [&](auto pred) {
+        // Freezes the entries from lip on while insn_off < lim.
+        auto freeze_linfo = [&](uint64_t lim) {
             if (lout == lip) {
-                const auto add = static_cast<uint32_t>(ladd);
-                for (; lip < ln && pred(int64_t{lv[lip].insn_off}); ++lip) lv[lip].insn_off += add;
+                lip = shift_linfo_below(lv, lip, ln, lim, static_cast<uint32_t>(ladd));
                 lout = lip;
                 return;
             }
-            while (lip < ln && pred(int64_t{lv[lip].insn_off})) {
+            while (lip < ln && lv[lip].insn_off < lim) {
                 const auto off = static_cast<uint32_t>(lv[lip].insn_off + ladd);
                 lv[lout] = lv[lip++];
                 lv[lout++].insn_off = off;
@@ -483,7 +532,7 @@ private:
             if (p.kind != PatchKind::Remove) {
                 while (sip < cnt_sp && sv[sip] <= r) { sp_final[sip] = static_cast<uint32_t>(sv[sip] + sadd); sip++; }
                 sadd += growth(p);
-                freeze_linfo([&](int64_t v) { return v <= r; });
+                freeze_linfo(static_cast<uint64_t>(r) + 1);  // insn_off <= r
                 ladd += growth(p);
                 continue;
             }
@@ -507,7 +556,7 @@ private:
             sadd -= c;
             // bpf_adj_linfo_after_remove
             if (!li.empty()) {
-                freeze_linfo([&](int64_t v) { return v < r; });
+                freeze_linfo(static_cast<uint64_t>(r));
                 const int64_t l_off = static_cast<int64_t>(lout);
                 size_t e = lip;
                 while (e < li.size() && li[e].insn_off < r + c) e++;
@@ -535,7 +584,7 @@ private:
         for (; sip < cnt_sp; ++sip) sp_final[sip] = static_cast<uint32_t>(sv[sip] + sadd);
         sp_final[cnt_sp] = static_cast<uint32_t>(sv[cnt_sp] + sadd);
         PATCHFUZZ_CHECK(sp_final[cnt_sp] == s_[n_], "fake exit must end at the new length");
-        freeze_linfo([](int64_t) { return true; });
+        freeze_linfo(kAnyInsnOff);
         for (; lf < order.size(); ++lf) lidx_final[order[lf]] = static_cast<uint32_t>(sp_in[order[lf]].linfo_idx - lsub);
 
         auto& sp_out = w_.sp_out;
@@ -614,6 +663,8 @@ private:
     int64_t removed_total_ = 0;
     bool any_ib_ = false;
     bool check_erange_ = false;
+    bool by_s_alone_ = false;  // no prologue, no possible -ERANGE: relocate() needs S only
+    size_t written_ = 0;       // run(): slots of the output written so far
     std::vector<std::pair<uint32_t, uint32_t>>& ibs_;  // (S[pos], patch index) of InsertBefore patches
     std::vector<Redirect>& redirects_;
     std::vector<int64_t>& stop_;       // per InsertBefore: position where its walk stopped
