@@ -41,6 +41,9 @@ public:
     }
     // Whether a block with `have` items gets one more; `want` is the length the generator aims at.
     virtual bool more(uint32_t have, uint32_t want) = 0;
+    // more() as the generator asks it: the seeded back end's answer (have < want, as its more()
+    // gives) inline, like draw()'s, instead of a virtual call for every item of every block.
+    bool another(uint32_t have, uint32_t want) { return seeded_ != nullptr ? have < want : more(have, want); }
     // Size budget in [0, 100] (RapidCheck's size); scales lengths.
     [[nodiscard]] virtual uint32_t size() const { return 100; }
     virtual void enter() {}

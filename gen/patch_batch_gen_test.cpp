@@ -185,8 +185,14 @@ TEST(PatchBatchGen, OversizedPatchInsideAJumpSpanFailsWithErange) {
         const auto batch = generate_patch_batch(src, prog, bo);
         ASSERT_EQ(patch::validate_batch(prog, batch), "");
         uint32_t huge_pos = UINT32_MAX;
-        for (const auto& p : batch.patches)
-            if (p.insns.size() > 32767) huge_pos = p.pos;
+        for (const auto& p : batch.patches) {
+            if (p.insns.size() <= 32767) continue;
+            huge_pos = p.pos;
+            // insn j is `r(j % 10) += j` (the generator copies insn j - 10 and adds 10 to its imm)
+            for (uint32_t j = 0; j < p.insns.size(); ++j)
+                ASSERT_TRUE(same(p.insns[j], alu64_imm(BPF_ADD, static_cast<uint8_t>(j % 10), static_cast<int32_t>(j))))
+                    << "insn " << j << ", seed " << seed;
+        }
         for (const auto& p : batch.patches) ASSERT_NE(p.pos, 1u) << "the crossing jump was patched, seed " << seed;
         ASSERT_GE(huge_pos, 2u) << "seed " << seed;
         ASSERT_LE(huge_pos, 4u) << "seed " << seed;

@@ -61,6 +61,18 @@ TEST(ProgramGen, SameSeedSameProgramAndInputs) {
     }
 }
 
+// another() answers the seeded back end inline: as its more() does; every other back end through
+// more() itself.
+TEST(ChoiceSource, AnotherAnswersAsMore) {
+    RngSource seeded(1);
+    for (uint32_t have = 0; have < 6; ++have)
+        for (uint32_t want : {0u, 1u, 3u, 5u, UINT32_MAX}) EXPECT_EQ(seeded.another(have, want), seeded.more(have, want));
+    std::vector<uint8_t> bytes(64);
+    Rng(7).fill(bytes);
+    ByteSource a(bytes), b(bytes);
+    for (uint32_t k = 0; k < 70; ++k) EXPECT_EQ(a.another(k % 5, 3), b.more(k % 5, 3)) << k;
+}
+
 // The campaign turns the statistics off: the program, its inputs and the draws left for the
 // caller (the patch batch of the same case) are those of a run that computes them.
 TEST(ProgramGen, StatsOffChangesNothingButTheStats) {
