@@ -13,6 +13,7 @@
 //    following items decode; the other back ends ignore the brackets.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "bpf/util/rng.hpp"
 
@@ -49,6 +50,18 @@ public:
     virtual void enter() {}
     virtual void leave() {}
 
+    // Draws a caller may end up not using, passed over where that is cheap: the seeded back end
+    // skips its next n draws (its Rng's state is a counter, stepped once per draw: one addition
+    // for all n) and returns the state before them, from which an RngSource makes exactly those
+    // n draws if they are wanted after all. Every other back end records or reads its choices in
+    // order: std::nullopt, and the caller makes the n draws at once, itself.
+    std::optional<uint64_t> skip_draws(uint32_t n) {
+        if (seeded_ == nullptr) return std::nullopt;
+        const uint64_t before = seeded_->state();
+        *seeded_ = Rng(before + n * kRngStep);
+        return before;
+    }
+
     // Helpers in terms of draw().
     uint32_t pick(uint32_t n, Tag tag = Tag::Kind) { return n <= 1 ? 0 : static_cast<uint32_t>(draw(0, n - 1, tag)); }
     bool flag(Tag tag = Tag::Flag) { return draw(0, 1, tag) != 0; }
@@ -78,6 +91,9 @@ protected:
     virtual uint64_t choose(uint64_t lo, uint64_t hi, Tag tag) = 0;
 
 private:
+    // What Rng::next() adds to the state (SplitMix64's gamma); program_gen_test checks that
+    // skip_draws(n) leaves the same state as n draws.
+    static constexpr uint64_t kRngStep = 0x9e3779b97f4a7c15ULL;
     Rng* seeded_ = nullptr;
 };
 

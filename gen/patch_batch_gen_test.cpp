@@ -8,6 +8,7 @@
 
 #include "bpf/isa/insn.hpp"
 #include "bpf/patch/patch.hpp"
+#include "bpf/util/rng.hpp"
 #include "gen/patch_batch_gen.hpp"
 #include "gen/program_gen.hpp"
 #include "gen/rng_source.hpp"
@@ -115,6 +116,46 @@ TEST(PatchBatchGen, SameChoicesSameBatch) {
         ASSERT_EQ(a.batch.patches[i].insns.size(), b.batch.patches[i].insns.size());
         for (size_t j = 0; j < a.batch.patches[i].insns.size(); ++j)
             EXPECT_TRUE(same(a.batch.patches[i].insns[j], b.batch.patches[i].insns[j]));
+    }
+}
+
+// The seeded back end's choices made the way every other back end makes them, through choose():
+// none of the seeded fast paths (draw() inline, ChoiceSource::another(), skip_draws()).
+class UnseededRng final : public ChoiceSource {
+public:
+    explicit UnseededRng(uint64_t seed) : rng_(seed) {}
+    bool more(uint32_t have, uint32_t want) override { return have < want; }
+
+private:
+    uint64_t choose(uint64_t lo, uint64_t hi, Tag) override {
+        const uint64_t span = hi - lo + 1, r = rng_.next();
+        return span == 0 ? r : lo + static_cast<uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
+    }
+    Rng rng_;
+};
+
+TEST(PatchBatchGen, SeededFastPathsMakeTheSameCases) {
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+        RngSource fast(seed);
+        UnseededRng slow(seed);
+        GenOptions o = small_opts();
+        o.max_insns = seed % 2 ? 96 : 256;
+        Program a = generate(fast, o).program, b = generate(slow, o).program;
+        ASSERT_TRUE(a == b) << "seed " << seed;
+        add_poke_descriptors(fast, a, 3);
+        add_poke_descriptors(slow, b, 3);
+        ASSERT_TRUE(a == b) << "seed " << seed;
+        BatchGenOptions bo;
+        bo.overflow_pct = seed % 50 == 0 ? 100 : 0;
+        const auto ba = generate_patch_batch(fast, a, bo), bb = generate_patch_batch(slow, b, bo);
+        ASSERT_EQ(ba.patches.size(), bb.patches.size()) << "seed " << seed;
+        for (size_t i = 0; i < ba.patches.size(); ++i) {
+            const patch::Patch &pa = ba.patches[i], &pb = bb.patches[i];
+            ASSERT_TRUE(pa.kind == pb.kind && pa.pos == pb.pos && pa.count == pb.count) << "seed " << seed;
+            ASSERT_EQ(pa.insns.size(), pb.insns.size()) << "seed " << seed;
+            for (size_t j = 0; j < pa.insns.size(); ++j) ASSERT_TRUE(same(pa.insns[j], pb.insns[j])) << "seed " << seed;
+        }
+        EXPECT_EQ(fast.draw(0, UINT64_MAX, Tag::Misc), slow.draw(0, UINT64_MAX, Tag::Misc)) << "seed " << seed;
     }
 }
 
