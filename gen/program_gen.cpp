@@ -26,6 +26,7 @@ constexpr uint32_t kMaxLoopDepth = 2;
 constexpr uint32_t kKeySlot = kScratchSlots + 2 * kMaxLoopDepth;
 constexpr int16_t slot_off(uint32_t k) { return static_cast<int16_t>(-8 * static_cast<int32_t>(k + 1)); }
 constexpr uint32_t kMaxItem = 28;  // largest fixed part of any item (a new item needs this much room)
+constexpr uint32_t kMaxSubprogs = 6;  // besides main
 
 enum class Role : uint8_t { Main, Normal, Callback };
 
@@ -45,7 +46,7 @@ struct Fn {
     bool cb_ret_one = false;   // callback returns 1 (stops bpf_loop after one round)
     bool zext_all = false;     // every 32-bit def gets zext_dst, read as 64 bits or not (over-marking)
     Emitted<Insn> code;
-    Emitted<InsnAux> aux;
+    Emitted<InsnAux> aux;  // one record per insn of `code`, with as much room (reserve())
     std::vector<std::pair<uint32_t, uint32_t>> calls;  // (local insn, target fn): pseudo call / func
     struct Arr {
         uint32_t map;
@@ -56,6 +57,12 @@ struct Fn {
     uint32_t init_mask = 0;  // slots written with a full 8-byte store
     bool has_tail_call = false;
     std::vector<uint32_t> must_call, must_loop;
+
+    // Room for n insns and their aux records: emit() then checks the insns' room only.
+    void reserve(uint32_t n) {
+        code.reserve(n);
+        aux.reserve(n);
+    }
 };
 
 constexpr uint64_t mix(uint64_t x) {
@@ -97,7 +104,7 @@ private:
     uint32_t emit(Fn& f, Insn in) {
         // function() reserves a function's limit: growing is rare, and a call from here only then,
         // so that the usual emit saves no registers.
-        if (f.code.full() || f.aux.full()) [[unlikely]] return grow_and_emit(f, in);
+        if (f.code.full()) [[unlikely]] return grow_and_emit(f, in);  // aux has the same room
         // Every insn gets one of three fresh aux records (the generator emits a hundred insns per
         // case): a copy of a constant is cheaper than building one field by field.
         static constexpr InsnAux kSeen{.seen = true}, kMarked{.seen = true, .zext_dst = true}, kUnseen{};
@@ -108,8 +115,7 @@ private:
         return at;
     }
     [[gnu::noinline]] uint32_t grow_and_emit(Fn& f, Insn in) {
-        f.code.reserve(2 * f.code.size() + kMaxItem);
-        f.aux.reserve(2 * f.aux.size() + kMaxItem);
+        f.reserve(2 * f.code.size() + kMaxItem);
         return emit(f, in);
     }
     uint32_t emit_ld64(Fn& f, uint8_t dst, uint8_t pseudo, int32_t lo, int32_t hi) {
@@ -127,6 +133,11 @@ private:
         }
     }
     uint32_t here(const Fn& f) const { return static_cast<uint32_t>(f.code.size()); }
+    // The pseudo call or PSEUDO_FUNC at local insn `at` names function g (finish() resolves it).
+    static void add_call(Fn& f, uint32_t at, uint32_t g) {
+        if (f.calls.empty()) f.calls.reserve(8);  // one allocation for the usual few calls
+        f.calls.emplace_back(at, g);
+    }
     void use_slot(Fn& f, uint32_t k) { f.stack = std::max(f.stack, 8 * (k + 1)); }
     void init_slot(Fn& f, uint32_t k) {
         use_slot(f, k);
@@ -283,7 +294,7 @@ GeneratedCase Builder::run() {
     const uint32_t max_insns = std::max<uint32_t>(o_.max_insns, 8);
     const uint32_t min_insns = std::min(o_.min_insns, max_insns);
     const uint32_t target = static_cast<uint32_t>(s_.draw(min_insns, max_insns, Tag::Len));
-    const uint32_t sub_cap = std::min<uint32_t>({o_.subprogs_max, 6, target / 24});
+    const uint32_t sub_cap = std::min<uint32_t>({o_.subprogs_max, kMaxSubprogs, target / 24});
     const uint32_t nsub = sub_cap ? static_cast<uint32_t>(s_.draw(0, sub_cap, Tag::Len)) : 0;
     fns_.resize(nsub + 1);
     fns_[0].role = Role::Main;
@@ -333,8 +344,7 @@ GeneratedCase Builder::run() {
 
 void Builder::function(uint32_t idx, uint32_t limit) {
     Fn& f = fns_[idx];
-    f.code.reserve(limit + kMaxItem);
-    f.aux.reserve(limit + kMaxItem);
+    f.reserve(limit + kMaxItem);
     f.zext_all = s_.chance(1, 4);
     const uint32_t body_limit = limit > 2 ? limit - 2 : 0;
     // prologue
@@ -630,7 +640,7 @@ void Builder::call_sub(Fn& f, uint32_t g) {
     emit(f, isa::mov64_reg(R1, kCtxReg));
     emit(f, isa::mov64_reg(R2, var()));
     const uint32_t at = emit(f, isa::call_pseudo(0));
-    f.calls.emplace_back(at, g);
+    add_call(f, at, g);
     emit(f, isa::mov64_reg(var(), R0));
 }
 
@@ -652,7 +662,7 @@ void Builder::bpf_loop(Fn& f, uint32_t g) {
     else
         emit(f, isa::mov32_imm(R1, nr));
     const uint32_t fn = emit_ld64(f, R2, BPF_PSEUDO_FUNC, 0, 0);
-    f.calls.emplace_back(fn, g);
+    add_call(f, fn, g);
     emit(f, isa::mov64_imm(R3, 0));
     emit(f, isa::mov64_imm(R4, 0));
     const uint32_t at = emit(f, isa::call_helper(BPF_FUNC_loop));
@@ -1087,9 +1097,9 @@ void Builder::site_item(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
 }
 
 void Builder::finish() {
-    std::vector<uint32_t> start(fns_.size() + 1, 0);
+    std::array<uint32_t, kMaxSubprogs + 2> start{};  // where each function starts, then the end
     for (size_t g = 0; g < fns_.size(); ++g) start[g + 1] = start[g] + here(fns_[g]);
-    const uint32_t total = start.back();
+    const uint32_t total = start[fns_.size()];
     // Every function is copied, main too (the Emitted buffers are no vectors to move): a hundred
     // insns' copy costs less than the growth checks emit() no longer inlines.
     p_.insns.reserve(total);
@@ -1100,6 +1110,7 @@ void Builder::finish() {
     // About lper/1024 records per insn and one per function: one allocation for the usual case.
     p_.linfo.reserve(static_cast<size_t>(total) * lper / 1024 + fns_.size() + 8);
     p_.subprogs.reserve(fns_.size() + 1);
+    if (btf) p_.finfo.reserve(fns_.size());
     uint32_t line = 1;
     for (size_t g = 0; g < fns_.size(); ++g) {
         Fn& f = fns_[g];
