@@ -4,6 +4,7 @@
 #include <set>
 
 #include "bpf/isa/insn.hpp"
+#include "gen/rng_source.hpp"
 
 namespace patchfuzz::gen {
 namespace {
@@ -38,6 +39,9 @@ Layout layout_of(const Program& prog) {
         if (is_ldimm64(prog.insns[i])) lay.second[++i] = 1;
     return lay;
 }
+
+// random_alu() makes this many draws whatever their values (gen_buffer() skips them).
+constexpr uint32_t kAluDraws = 5;
 
 Insn random_alu(ChoiceSource& src) {
     static constexpr uint8_t ops[] = {BPF_ADD, BPF_SUB, BPF_MUL, BPF_OR, BPF_AND, BPF_XOR, BPF_MOV, BPF_LSH, BPF_RSH};
@@ -79,28 +83,28 @@ std::vector<Insn> gen_buffer(ChoiceSource& src, const Program& prog, const Layou
     const uint32_t s = lay.sub_of(p);
     const uint32_t a = std::max(lay.starts[s], low), b = lay.sub_end(s);
     auto ok_target = [&](uint32_t t) { return !lay.second[t] && !removed[t]; };
-    for (uint32_t j = 0; j < n; ++j) {
-        const uint64_t roll = src.draw(0, 99, Tag::Kind);
-        buf[j] = random_alu(src);
-        if (roll < 45) continue;
+    // Slot j by its `roll`: a transfer or a call in place of its ALU insn (true; j moves on past
+    // an ld_imm64's second slot), or false: the ALU insn stays.
+    const auto replace = [&](uint32_t& j, uint64_t roll) {
+        if (roll < 45) return false;
         if (roll < 60) {  // internal: a slot of this patch (or, for a prologue, the copied insn)
             const auto l = static_cast<int64_t>(src.draw(0, nl - 1, Tag::Jump));
             buf[j] = random_jump(src, l - j - 1);
         } else if (roll < 75) {  // outgoing forward: original t > p
-            if (p + 1 >= b) continue;
+            if (p + 1 >= b) return false;
             const auto t = static_cast<uint32_t>(src.draw(p + 1, b - 1, Tag::Jump));
-            if (!ok_target(t)) continue;
+            if (!ok_target(t)) return false;
             buf[j] = random_jump(src, int64_t{nl} + (int64_t{t} - p - 1) - j - 1);
         } else if (roll < 88) {  // outgoing backward: original t < p
-            if (p <= a) continue;
+            if (p <= a) return false;
             const auto t = static_cast<uint32_t>(src.draw(a, p - 1, Tag::Jump));
             // An earlier prologue position is a fair target: the redirect does not apply to a
             // later patch's transfers (patch.hpp "batch semantics"; corpus/regression/patching 0008).
-            if (!ok_target(t)) continue;
+            if (!ok_target(t)) return false;
             buf[j] = random_jump(src, int64_t{t} - p - j - 1);
         } else if (roll < 94) {  // pseudo call / PSEUDO_FUNC naming a subprog start
             const uint32_t t = lay.starts[src.pick(static_cast<uint32_t>(lay.starts.size()))];
-            if (removed[t]) continue;
+            if (removed[t]) return false;
             const int64_t l = t == p ? 0 : t > p ? int64_t{nl} + (int64_t{t} - p - 1) : int64_t{t} - p;
             const auto d = static_cast<int32_t>(l - j - 1);
             if (j + 1 < n && src.flag()) {
@@ -111,6 +115,19 @@ std::vector<Insn> gen_buffer(ChoiceSource& src, const Program& prog, const Layou
             }
         } else {
             buf[j] = call_helper(static_cast<int32_t>(src.draw(1, 200, Tag::Imm)));
+        }
+        return true;
+    };
+    for (uint32_t j = 0; j < n; ++j) {
+        const uint64_t roll = src.draw(0, 99, Tag::Kind);
+        // The ALU insn's draws come next, whether it stays or not (about half the slots replace
+        // it): the seeded back end skips them and makes them only for a slot that keeps it.
+        const std::optional<uint64_t> alu_draws = src.skip_draws(kAluDraws);
+        if (!alu_draws) buf[j] = random_alu(src);
+        const uint32_t slot = j;
+        if (!replace(j, roll) && alu_draws) {
+            RngSource again(*alu_draws);
+            buf[slot] = random_alu(again);
         }
     }
     // A verbatim copy of the patched relative insn in a non-first slot is what the jump oracle's
@@ -231,9 +248,18 @@ PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const Ba
     for (const Slot& s : slots) {
         Patch p{.kind = s.kind, .pos = s.pos, .count = s.count};
         if (s.pos == huge) {
-            // Plain ALU only: its own transfers could not even be encoded across 32k slots.
-            p.insns.resize(s.n);  // 32k insns: stores, not push_back's capacity checks
-            for (uint32_t j = 0; j < s.n; ++j) p.insns[j] = alu64_imm(BPF_ADD, static_cast<uint8_t>(j % 10), static_cast<int32_t>(j));
+            // Plain ALU only: its own transfers could not even be encoded across 32k slots. Insn j
+            // is `r(j % 10) += j`, so from the eleventh on each is the insn ten before with an imm
+            // 10 larger: 32k copies, not 32k divisions and field packings (a third of all the
+            // batch generator's work, though only 1 case in 1024 has such a patch).
+            p.insns.resize(s.n);  // stores, not push_back's capacity checks
+            Insn* const out = p.insns.data();
+            const uint32_t first = std::min<uint32_t>(s.n, 10);
+            for (uint32_t j = 0; j < first; ++j) out[j] = alu64_imm(BPF_ADD, static_cast<uint8_t>(j), static_cast<int32_t>(j));
+            for (uint32_t j = first; j < s.n; ++j) {
+                out[j] = out[j - 10];
+                out[j].imm += 10;
+            }
         } else {
             // After the oversized patch a backward transfer across it would not fit its field (a
             // precondition of patch.hpp, not a patcher behaviour): keep those above it.

@@ -8,6 +8,7 @@
 
 #include "bpf/isa/insn.hpp"
 #include "bpf/patch/patch.hpp"
+#include "bpf/util/rng.hpp"
 #include "gen/patch_batch_gen.hpp"
 #include "gen/program_gen.hpp"
 #include "gen/rng_source.hpp"
@@ -118,6 +119,46 @@ TEST(PatchBatchGen, SameChoicesSameBatch) {
     }
 }
 
+// The seeded back end's choices made the way every other back end makes them, through choose():
+// none of the seeded fast paths (draw() inline, ChoiceSource::another(), skip_draws()).
+class UnseededRng final : public ChoiceSource {
+public:
+    explicit UnseededRng(uint64_t seed) : rng_(seed) {}
+    bool more(uint32_t have, uint32_t want) override { return have < want; }
+
+private:
+    uint64_t choose(uint64_t lo, uint64_t hi, Tag) override {
+        const uint64_t span = hi - lo + 1, r = rng_.next();
+        return span == 0 ? r : lo + static_cast<uint64_t>((static_cast<unsigned __int128>(r) * span) >> 64);
+    }
+    Rng rng_;
+};
+
+TEST(PatchBatchGen, SeededFastPathsMakeTheSameCases) {
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+        RngSource fast(seed);
+        UnseededRng slow(seed);
+        GenOptions o = small_opts();
+        o.max_insns = seed % 2 ? 96 : 256;
+        Program a = generate(fast, o).program, b = generate(slow, o).program;
+        ASSERT_TRUE(a == b) << "seed " << seed;
+        add_poke_descriptors(fast, a, 3);
+        add_poke_descriptors(slow, b, 3);
+        ASSERT_TRUE(a == b) << "seed " << seed;
+        BatchGenOptions bo;
+        bo.overflow_pct = seed % 50 == 0 ? 100 : 0;
+        const auto ba = generate_patch_batch(fast, a, bo), bb = generate_patch_batch(slow, b, bo);
+        ASSERT_EQ(ba.patches.size(), bb.patches.size()) << "seed " << seed;
+        for (size_t i = 0; i < ba.patches.size(); ++i) {
+            const patch::Patch &pa = ba.patches[i], &pb = bb.patches[i];
+            ASSERT_TRUE(pa.kind == pb.kind && pa.pos == pb.pos && pa.count == pb.count) << "seed " << seed;
+            ASSERT_EQ(pa.insns.size(), pb.insns.size()) << "seed " << seed;
+            for (size_t j = 0; j < pa.insns.size(); ++j) ASSERT_TRUE(same(pa.insns[j], pb.insns[j])) << "seed " << seed;
+        }
+        EXPECT_EQ(fast.draw(0, UINT64_MAX, Tag::Misc), slow.draw(0, UINT64_MAX, Tag::Misc)) << "seed " << seed;
+    }
+}
+
 // Each boundary kind, over the programs that have one, is patched in a good share of the batches:
 // with boundary_pct = 50 a single boundary is chosen with probability 1/2, growing (n >= 2 or a
 // prologue) in most of those, so a share below 1/4 would mean the boundary rule is not applied.
@@ -185,8 +226,14 @@ TEST(PatchBatchGen, OversizedPatchInsideAJumpSpanFailsWithErange) {
         const auto batch = generate_patch_batch(src, prog, bo);
         ASSERT_EQ(patch::validate_batch(prog, batch), "");
         uint32_t huge_pos = UINT32_MAX;
-        for (const auto& p : batch.patches)
-            if (p.insns.size() > 32767) huge_pos = p.pos;
+        for (const auto& p : batch.patches) {
+            if (p.insns.size() <= 32767) continue;
+            huge_pos = p.pos;
+            // insn j is `r(j % 10) += j` (the generator copies insn j - 10 and adds 10 to its imm)
+            for (uint32_t j = 0; j < p.insns.size(); ++j)
+                ASSERT_TRUE(same(p.insns[j], alu64_imm(BPF_ADD, static_cast<uint8_t>(j % 10), static_cast<int32_t>(j))))
+                    << "insn " << j << ", seed " << seed;
+        }
         for (const auto& p : batch.patches) ASSERT_NE(p.pos, 1u) << "the crossing jump was patched, seed " << seed;
         ASSERT_GE(huge_pos, 2u) << "seed " << seed;
         ASSERT_LE(huge_pos, 4u) << "seed " << seed;

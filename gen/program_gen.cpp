@@ -26,6 +26,7 @@ constexpr uint32_t kMaxLoopDepth = 2;
 constexpr uint32_t kKeySlot = kScratchSlots + 2 * kMaxLoopDepth;
 constexpr int16_t slot_off(uint32_t k) { return static_cast<int16_t>(-8 * static_cast<int32_t>(k + 1)); }
 constexpr uint32_t kMaxItem = 28;  // largest fixed part of any item (a new item needs this much room)
+constexpr uint32_t kMaxSubprogs = 6;  // besides main
 
 enum class Role : uint8_t { Main, Normal, Callback };
 
@@ -45,7 +46,7 @@ struct Fn {
     bool cb_ret_one = false;   // callback returns 1 (stops bpf_loop after one round)
     bool zext_all = false;     // every 32-bit def gets zext_dst, read as 64 bits or not (over-marking)
     Emitted<Insn> code;
-    Emitted<InsnAux> aux;
+    Emitted<InsnAux> aux;  // one record per insn of `code`, with as much room (reserve())
     std::vector<std::pair<uint32_t, uint32_t>> calls;  // (local insn, target fn): pseudo call / func
     struct Arr {
         uint32_t map;
@@ -56,6 +57,12 @@ struct Fn {
     uint32_t init_mask = 0;  // slots written with a full 8-byte store
     bool has_tail_call = false;
     std::vector<uint32_t> must_call, must_loop;
+
+    // Room for n insns and their aux records: emit() then checks the insns' room only.
+    void reserve(uint32_t n) {
+        code.reserve(n);
+        aux.reserve(n);
+    }
 };
 
 constexpr uint64_t mix(uint64_t x) {
@@ -85,7 +92,11 @@ bool def32(const Insn& in) {
 
 class Builder {
 public:
-    Builder(ChoiceSource& s, const GenOptions& o) : s_(s), o_(o) {}
+    Builder(ChoiceSource& s, const GenOptions& o)
+        : s_(s),
+          o_(o),
+          site_from_(1000 - static_cast<uint32_t>(std::clamp(o.patch_site_density, 0.0, 1.0) * 1000)),
+          fixed_far_jumps_(o.far_jump_prob >= 1.0 && o.max_far_jumps != UINT32_MAX) {}
     GeneratedCase run();
 
 private:
@@ -93,7 +104,7 @@ private:
     uint32_t emit(Fn& f, Insn in) {
         // function() reserves a function's limit: growing is rare, and a call from here only then,
         // so that the usual emit saves no registers.
-        if (f.code.full() || f.aux.full()) [[unlikely]] return grow_and_emit(f, in);
+        if (f.code.full()) [[unlikely]] return grow_and_emit(f, in);  // aux has the same room
         // Every insn gets one of three fresh aux records (the generator emits a hundred insns per
         // case): a copy of a constant is cheaper than building one field by field.
         static constexpr InsnAux kSeen{.seen = true}, kMarked{.seen = true, .zext_dst = true}, kUnseen{};
@@ -104,8 +115,7 @@ private:
         return at;
     }
     [[gnu::noinline]] uint32_t grow_and_emit(Fn& f, Insn in) {
-        f.code.reserve(2 * f.code.size() + kMaxItem);
-        f.aux.reserve(2 * f.aux.size() + kMaxItem);
+        f.reserve(2 * f.code.size() + kMaxItem);
         return emit(f, in);
     }
     uint32_t emit_ld64(Fn& f, uint8_t dst, uint8_t pseudo, int32_t lo, int32_t hi) {
@@ -123,6 +133,11 @@ private:
         }
     }
     uint32_t here(const Fn& f) const { return static_cast<uint32_t>(f.code.size()); }
+    // The pseudo call or PSEUDO_FUNC at local insn `at` names function g (finish() resolves it).
+    static void add_call(Fn& f, uint32_t at, uint32_t g) {
+        if (f.calls.empty()) f.calls.reserve(8);  // one allocation for the usual few calls
+        f.calls.emplace_back(at, g);
+    }
     void use_slot(Fn& f, uint32_t k) { f.stack = std::max(f.stack, 8 * (k + 1)); }
     void init_slot(Fn& f, uint32_t k) {
         use_slot(f, k);
@@ -171,6 +186,15 @@ private:
     void block(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit, uint32_t want);
     void item(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit);
     void item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t limit);
+    [[gnu::noinline]] void site_item(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t limit);
+    // Whether an item may open a nested block (an if, a loop, a gotol or gotox) / a loop.
+    bool nest_ok(const Fn& f, uint32_t depth, uint32_t limit) const {
+        return depth < o_.max_block_depth && here(f) + kMaxItem + 8 <= limit;
+    }
+    bool loop_ok(const Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit) const {
+        return nest_ok(f, depth, limit) && loop_depth < std::min(o_.max_loop_depth, kMaxLoopDepth);
+    }
+    void ld_imm(Fn& f);
     void padding(Fn& f, uint32_t n);
     void alu(Fn& f);
     void mem(Fn& f);
@@ -190,6 +214,10 @@ private:
 
     ChoiceSource& s_;
     const GenOptions& o_;
+    // Of every item's options, worked out once: an item is a rewrite site when its draw in
+    // [0, 999] is >= site_from_; profiles place their long jumps (item()) when fixed_far_jumps_.
+    const uint32_t site_from_;
+    const bool fixed_far_jumps_;
     Program p_;
     std::vector<Fn> fns_;
     bool dead_ = false;
@@ -199,15 +227,23 @@ private:
     uint32_t next_lookup_at_ = 0;
     uint32_t hash_map_ = UINT32_MAX;
     uint32_t far_jumps_ = 0;
+    // Per map of p_.maps, the (type << 32 | variant) map_of() made it for, or kRenamedMap once
+    // gotox() gave it a name of its own: map_of() finds a map without building its name.
+    static constexpr uint64_t kRenamedMap = UINT64_MAX;
+    std::vector<uint64_t> map_keys_;
 };
 
-// One map per (type, variant), created on first use.
+// One map per (type, variant), named "m<type>_<variant>", created on first use.
 uint32_t Builder::map_of(uint32_t type, uint32_t variant) {
-    const std::string name = "m" + std::to_string(type) + "_" + std::to_string(variant);
-    for (uint32_t i = 0; i < p_.maps.size(); ++i)
-        if (p_.maps[i].name == name) return i;
+    const uint64_t key = uint64_t{type} << 32 | variant;
+    for (uint32_t i = 0; i < map_keys_.size(); ++i)
+        if (map_keys_[i] == key) return i;
+    if (map_keys_.empty()) {  // room for the usual few maps at once
+        map_keys_.reserve(8);
+        p_.maps.reserve(8);
+    }
     MapDef m;
-    m.name = name;
+    m.name = "m" + std::to_string(type) + "_" + std::to_string(variant);
     m.type = type;
     switch (type) {
         case BPF_MAP_TYPE_ARRAY:
@@ -245,7 +281,8 @@ uint32_t Builder::map_of(uint32_t type, uint32_t variant) {
             if (type == BPF_MAP_TYPE_LRU_HASH) m.map_flags = 0;
             break;
     }
-    p_.maps.push_back(m);
+    p_.maps.push_back(std::move(m));
+    map_keys_.push_back(key);
     return static_cast<uint32_t>(p_.maps.size() - 1);
 }
 
@@ -257,7 +294,7 @@ GeneratedCase Builder::run() {
     const uint32_t max_insns = std::max<uint32_t>(o_.max_insns, 8);
     const uint32_t min_insns = std::min(o_.min_insns, max_insns);
     const uint32_t target = static_cast<uint32_t>(s_.draw(min_insns, max_insns, Tag::Len));
-    const uint32_t sub_cap = std::min<uint32_t>({o_.subprogs_max, 6, target / 24});
+    const uint32_t sub_cap = std::min<uint32_t>({o_.subprogs_max, kMaxSubprogs, target / 24});
     const uint32_t nsub = sub_cap ? static_cast<uint32_t>(s_.draw(0, sub_cap, Tag::Len)) : 0;
     fns_.resize(nsub + 1);
     fns_[0].role = Role::Main;
@@ -307,8 +344,7 @@ GeneratedCase Builder::run() {
 
 void Builder::function(uint32_t idx, uint32_t limit) {
     Fn& f = fns_[idx];
-    f.code.reserve(limit + kMaxItem);
-    f.aux.reserve(limit + kMaxItem);
+    f.reserve(limit + kMaxItem);
     f.zext_all = s_.chance(1, 4);
     const uint32_t body_limit = limit > 2 ? limit - 2 : 0;
     // prologue
@@ -341,7 +377,7 @@ void Builder::function(uint32_t idx, uint32_t limit) {
 
 void Builder::block(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit, uint32_t want) {
     uint32_t have = 0;
-    while (here(f) + kMaxItem <= limit && s_.more(have, want)) {
+    while (here(f) + kMaxItem <= limit && s_.another(have, want)) {
         ItemScope scope(s_);
         item(f, depth, loop_depth, limit);
         ++have;
@@ -357,14 +393,13 @@ void Builder::item(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit) {
         }
         return;
     }
-    if (o_.far_jump_prob >= 1.0 && o_.max_far_jumps != UINT32_MAX && far_jumps_ < o_.max_far_jumps && cur_ == 0 &&
-        depth == 0 && loop_depth == 0 && here(f) >= limit / 8 &&
+    if (fixed_far_jumps_ && far_jumps_ < o_.max_far_jumps && cur_ == 0 && depth == 0 && loop_depth == 0 &&
+        here(f) >= limit / 8 &&
         here(f) + o_.far_jump_distance + 64 + 10 * lookups_left_ <= limit) {
         // profiles: their long jumps at a fixed place, so that every seed has them
         return item_kind(f, Item::FarJump, depth, loop_depth, limit);
     }
-    const uint32_t site_per_mille = static_cast<uint32_t>(std::clamp(o_.patch_site_density, 0.0, 1.0) * 1000);
-    const bool site = s_.draw(0, 999, Tag::Kind) >= 1000 - site_per_mille;
+    const bool site = s_.draw(0, 999, Tag::Kind) >= site_from_;
     const Item k = site ? static_cast<Item>(kPlainItems + s_.pick(kSiteItems))
                         : static_cast<Item>(s_.pick(kPlainItems));
     item_kind(f, k, depth, loop_depth, limit);
@@ -605,7 +640,7 @@ void Builder::call_sub(Fn& f, uint32_t g) {
     emit(f, isa::mov64_reg(R1, kCtxReg));
     emit(f, isa::mov64_reg(R2, var()));
     const uint32_t at = emit(f, isa::call_pseudo(0));
-    f.calls.emplace_back(at, g);
+    add_call(f, at, g);
     emit(f, isa::mov64_reg(var(), R0));
 }
 
@@ -627,7 +662,7 @@ void Builder::bpf_loop(Fn& f, uint32_t g) {
     else
         emit(f, isa::mov32_imm(R1, nr));
     const uint32_t fn = emit_ld64(f, R2, BPF_PSEUDO_FUNC, 0, 0);
-    f.calls.emplace_back(fn, g);
+    add_call(f, fn, g);
     emit(f, isa::mov64_imm(R3, 0));
     emit(f, isa::mov64_imm(R4, 0));
     const uint32_t at = emit(f, isa::call_helper(BPF_FUNC_loop));
@@ -742,6 +777,7 @@ void Builder::gotox(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit) 
     const uint32_t m = map_of(isa::kMapTypeInsnArray, k);
     // each gotox gets its own table: make the map name unique
     p_.maps[m].name += "_" + std::to_string(p_.insn_arrays.size());
+    map_keys_[m] = kRenamedMap;
     emit(f, isa::mov64_reg(R2, var()));
     emit(f, isa::alu64_imm(BPF_AND, R2, static_cast<int32_t>(k - 1)));
     emit(f, isa::alu64_imm(BPF_LSH, R2, 3));
@@ -805,48 +841,47 @@ void Builder::far_jump(Fn& f, uint32_t limit) {
     }
 }
 
+void Builder::ld_imm(Fn& f) {
+    switch (s_.pick(4)) {
+        case 0: {
+            const int32_t lo = imm32(), hi = imm32();
+            emit_ld64(f, var(), 0, lo, hi);
+            return;
+        }
+        case 1:  // ksym address (value unused)
+            emit_ld64(f, R1, BPF_PSEUDO_BTF_ID, static_cast<int32_t>(s_.draw(1, 1000, Tag::Imm)), 0);
+            return;
+        case 2:  // map by fd_array index (value unused)
+            emit_ld64(f, R1, BPF_PSEUDO_MAP_IDX, static_cast<int32_t>(map_of(BPF_MAP_TYPE_ARRAY, 0)), 0);
+            return;
+        default: {  // direct value address of an array map, by index, then a load
+            const uint32_t m = map_of(BPF_MAP_TYPE_ARRAY, 0);
+            const int32_t voff = static_cast<int32_t>(8 * s_.pick(p_.maps[m].value_size / 8, Tag::Off));
+            emit_ld64(f, R1, BPF_PSEUDO_MAP_IDX_VALUE, static_cast<int32_t>(m), voff);
+            const uint32_t ld = emit(f, isa::ldx(BPF_DW, var(), R1, 0));
+            f.aux[ld].ptr_type = PtrType::MapValue;
+            return;
+        }
+    }
+}
+
+// The plain items (nine in ten of all) each by a call of its own, the rewrite sites in
+// site_item(): with the sites' bodies inlined here, every item paid their six saved registers.
 void Builder::item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t limit) {
-    const bool nest_ok = depth < o_.max_block_depth && here(f) + kMaxItem + 8 <= limit;
-    const bool loop_ok = nest_ok && loop_depth < std::min(o_.max_loop_depth, kMaxLoopDepth);
-    const bool main = cur_ == 0;
-    const bool skb = p_.prog_type == BPF_PROG_TYPE_SOCKET_FILTER || p_.prog_type == BPF_PROG_TYPE_SCHED_CLS;
     switch (k) {
-        case Item::Alu: alu(f); return;
-        case Item::Mem: mem(f); return;
+        case Item::Alu: return alu(f);
+        case Item::Mem: return mem(f);
         case Item::If:
-            if (nest_ok) return if_block(f, depth, loop_depth, limit);
+            if (nest_ok(f, depth, limit)) return if_block(f, depth, loop_depth, limit);
             return alu(f);
         case Item::Padding: return padding(f, static_cast<uint32_t>(s_.draw(1, std::min<uint32_t>(16, limit - here(f)), Tag::Len)));
-        case Item::LdImm: {
-            switch (s_.pick(4)) {
-                case 0: {
-                    const int32_t lo = imm32(), hi = imm32();
-                    emit_ld64(f, var(), 0, lo, hi);
-                    return;
-                }
-                case 1:  // ksym address (value unused)
-                    emit_ld64(f, R1, BPF_PSEUDO_BTF_ID, static_cast<int32_t>(s_.draw(1, 1000, Tag::Imm)), 0);
-                    return;
-                case 2:  // map by fd_array index (value unused)
-                    emit_ld64(f, R1, BPF_PSEUDO_MAP_IDX, static_cast<int32_t>(map_of(BPF_MAP_TYPE_ARRAY, 0)), 0);
-                    return;
-                default: {  // direct value address of an array map, by index, then a load
-                    const uint32_t m = map_of(BPF_MAP_TYPE_ARRAY, 0);
-                    const int32_t voff = static_cast<int32_t>(8 * s_.pick(p_.maps[m].value_size / 8, Tag::Off));
-                    emit_ld64(f, R1, BPF_PSEUDO_MAP_IDX_VALUE, static_cast<int32_t>(m), voff);
-                    const uint32_t ld = emit(f, isa::ldx(BPF_DW, var(), R1, 0));
-                    f.aux[ld].ptr_type = PtrType::MapValue;
-                    return;
-                }
-            }
-        }
+        case Item::LdImm: return ld_imm(f);
         case Item::Nop:
             emit(f, s_.chance(1, 4) ? isa::may_goto(0) : isa::ja(0));
             return;
         case Item::Atomic: return atomic(f);
         case Item::CountedLoop:
-        case Item::MayGotoLoop:
-            if (loop_ok) return loop(f, k, depth, loop_depth, limit);
+            if (loop_ok(f, depth, loop_depth, limit)) return loop(f, k, depth, loop_depth, limit);
             return alu(f);
         case Item::CallSub: {
             if (f.role == Role::Callback || loop_depth > 0) return alu(f);
@@ -858,6 +893,19 @@ void Builder::item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
             emit(f, isa::call_helper(BPF_FUNC_ktime_get_ns));
             emit(f, isa::mov64_reg(var(), R0));
             return;
+        default: return site_item(f, k, depth, loop_depth, limit);
+    }
+}
+
+void Builder::site_item(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t limit) {
+    const bool nest_ok = this->nest_ok(f, depth, limit);
+    const bool loop_ok = this->loop_ok(f, depth, loop_depth, limit);
+    const bool main = cur_ == 0;
+    const bool skb = p_.prog_type == BPF_PROG_TYPE_SOCKET_FILTER || p_.prog_type == BPF_PROG_TYPE_SCHED_CLS;
+    switch (k) {
+        case Item::MayGotoLoop:
+            if (loop_ok) return loop(f, k, depth, loop_depth, limit);
+            return alu(f);
         case Item::DivMod: return div_mod(f, false);
         case Item::Lookup: {
             if (o_.exact_lookups) return div_mod(f, false);
@@ -1044,13 +1092,14 @@ void Builder::item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
                 return;
             }
             return div_mod(f, true);
+        default: return;  // plain items: item_kind()
     }
 }
 
 void Builder::finish() {
-    std::vector<uint32_t> start(fns_.size() + 1, 0);
+    std::array<uint32_t, kMaxSubprogs + 2> start{};  // where each function starts, then the end
     for (size_t g = 0; g < fns_.size(); ++g) start[g + 1] = start[g] + here(fns_[g]);
-    const uint32_t total = start.back();
+    const uint32_t total = start[fns_.size()];
     // Every function is copied, main too (the Emitted buffers are no vectors to move): a hundred
     // insns' copy costs less than the growth checks emit() no longer inlines.
     p_.insns.reserve(total);
@@ -1061,6 +1110,7 @@ void Builder::finish() {
     // About lper/1024 records per insn and one per function: one allocation for the usual case.
     p_.linfo.reserve(static_cast<size_t>(total) * lper / 1024 + fns_.size() + 8);
     p_.subprogs.reserve(fns_.size() + 1);
+    if (btf) p_.finfo.reserve(fns_.size());
     uint32_t line = 1;
     for (size_t g = 0; g < fns_.size(); ++g) {
         Fn& f = fns_[g];

@@ -61,6 +61,37 @@ TEST(ProgramGen, SameSeedSameProgramAndInputs) {
     }
 }
 
+// another() answers the seeded back end inline: as its more() does; every other back end through
+// more() itself.
+TEST(ChoiceSource, AnotherAnswersAsMore) {
+    RngSource seeded(1);
+    for (uint32_t have = 0; have < 6; ++have)
+        for (uint32_t want : {0u, 1u, 3u, 5u, UINT32_MAX}) EXPECT_EQ(seeded.another(have, want), seeded.more(have, want));
+    std::vector<uint8_t> bytes(64);
+    Rng(7).fill(bytes);
+    ByteSource a(bytes), b(bytes);
+    for (uint32_t k = 0; k < 70; ++k) EXPECT_EQ(a.another(k % 5, 3), b.more(k % 5, 3)) << k;
+}
+
+// skip_draws(n) leaves the seeded back end where n draws would, and an RngSource from the state
+// it returns makes exactly those n draws; the other back ends skip nothing.
+TEST(ChoiceSource, SkippedDrawsAreMadeLaterFromTheirState) {
+    for (uint32_t n : {0u, 1u, 5u, 64u}) {
+        RngSource drawn(99), skipped(99);
+        std::vector<uint64_t> want;
+        for (uint32_t k = 0; k < n; ++k) want.push_back(drawn.draw(0, 1000 + k, Tag::Imm));
+        const std::optional<uint64_t> before = skipped.skip_draws(n);
+        ASSERT_TRUE(before.has_value());
+        EXPECT_EQ(drawn.draw(0, UINT32_MAX, Tag::Misc), skipped.draw(0, UINT32_MAX, Tag::Misc)) << n;
+        RngSource again(*before);
+        for (uint32_t k = 0; k < n; ++k) EXPECT_EQ(again.draw(0, 1000 + k, Tag::Imm), want[k]) << k;
+    }
+    std::vector<uint8_t> bytes(16, 0x5a);
+    ByteSource a(bytes), b(bytes);
+    EXPECT_FALSE(a.skip_draws(3).has_value());
+    EXPECT_EQ(a.draw(0, 255, Tag::Imm), b.draw(0, 255, Tag::Imm));
+}
+
 // The campaign turns the statistics off: the program, its inputs and the draws left for the
 // caller (the patch batch of the same case) are those of a run that computes them.
 TEST(ProgramGen, StatsOffChangesNothingButTheStats) {
