@@ -38,5 +38,16 @@ TEST(Rng, FillBytesTakesAnyDrawSource) {
     EXPECT_EQ(calls, 2u);
 }
 
+TEST(Rng, DiscardLeavesTheStateWhereTheDrawsWould) {
+    for (uint64_t seed : {uint64_t{0}, uint64_t{3}, ~uint64_t{0}})
+        for (uint64_t n : {0u, 1u, 5u, 1000u}) {
+            Rng drawn(seed), discarded(seed);
+            for (uint64_t k = 0; k < n; ++k) drawn.next();
+            discarded.discard(n);
+            EXPECT_EQ(discarded.state(), drawn.state()) << "seed " << seed << ", " << n << " draws";
+            EXPECT_EQ(discarded.next(), drawn.next());
+        }
+}
+
 }  // namespace
 }  // namespace patchfuzz
