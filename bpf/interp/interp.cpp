@@ -559,7 +559,7 @@ bool Machine::build_setup() {
     // before, through a pointer made by arithmetic, which reads zeros as from a fresh stack).
     // The main frame's stack starts with the input's bytes from its bottom up, zeros above.
     mem_.add_copy(kStackSize, 0, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()), RegionKind::Stack);
-    for (uint32_t f = 1; f < kMaxFrames; ++f) mem_.add_lazy(kStackSize, RegionKind::Stack);
+    mem_.add_lazy_many(kMaxFrames - 1, kStackSize, RegionKind::Stack);
     uint32_t ctx = mem_.add_copy(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), ctx_base_, in_.ctx.data(), in_.ctx.size(),
                                  RegionKind::Ctx);
     if (ctx_base_) {

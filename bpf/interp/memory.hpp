@@ -87,6 +87,20 @@ public:
         lazy_mask_ |= uint32_t{1} << r;
         return r;
     }
+    // `count` regions as that many add_lazy() calls make them (consecutive indices; returns the
+    // first), with the table grown once: an execution adds its seven callee stacks so.
+    uint32_t add_lazy_many(uint32_t count, uint32_t size, RegionKind kind, bool writable = true) {
+        const uint32_t first = static_cast<uint32_t>(count_);
+        if (first + count > kMaxLazy) [[unlikely]] {
+            for (uint32_t k = 0; k < count; ++k) add_lazy(size, kind, writable);
+            return first;
+        }
+        ws_->regions.insert(ws_->regions.end(), count, Region{nullptr, 0, writable, kind, false});
+        sync_regions();
+        std::fill_n(lazy_size_ + first, count, size);
+        lazy_mask_ |= ((uint32_t{1} << count) - 1) << first;
+        return first;
+    }
     // Region `r` reads as all zeros from now on (a frame's stack on entry). A lazy one already
     // does; any other among the first kMaxLazy becomes lazy again, keeping its storage, which is
     // cleared only when an access first reaches it: many frames (bpf_loop callbacks, small
