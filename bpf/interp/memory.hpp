@@ -196,14 +196,17 @@ public:
             }
         }
         img.lazy_mask = lazy_mask_;
-        std::copy(std::begin(lazy_size_), std::end(lazy_size_), std::begin(img.lazy_size));
+        std::memcpy(img.lazy_size, lazy_size_, sizeof lazy_size_);  // (std::copy calls memmove)
     }
     // Only on a memory that has no region yet.
     void restore(const Image& img) {
         uint8_t* base = allocate_bytes_uninit(img.bytes.size());
         if (!img.bytes.empty()) std::memcpy(base, img.bytes.data(), img.bytes.size());
         std::vector<Region>& regions = ws_->regions;
-        regions.assign(img.regions.begin(), img.regions.end());
+        // Emptied first: the table of the run before is mostly longer or shorter, and assign()
+        // then copies in two parts.
+        regions.clear();
+        regions.insert(regions.end(), img.regions.begin(), img.regions.end());
         const uintptr_t at = reinterpret_cast<uintptr_t>(base);
         // A memory saved from this thread's first chunk and restored there (what the runs of one
         // input on one thread do) has its regions where they were: the table is right as it is.
@@ -216,7 +219,7 @@ public:
         }
         sync_regions();
         lazy_mask_ = img.lazy_mask;
-        std::copy(std::begin(img.lazy_size), std::end(img.lazy_size), std::begin(lazy_size_));
+        std::memcpy(lazy_size_, img.lazy_size, sizeof lazy_size_);
     }
 
 private:
