@@ -1095,9 +1095,10 @@ void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
 // The insns the table leaves to decode_one, out of decode()'s loop so that the loop keeps its
 // state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64). The valid ones that
 // are common in programs are decoded here as decode_one would: ld_imm64 of a value, map, BTF id
-// or function, the zero extension the zext pass inserts (BPF_ZEXT_REG) and a local call. Anything
-// else is decode_general's, which has what decode_one needs (a reason string, most registers):
-// this function stays small for the common ones.
+// or function, the zero extension the zext pass inserts (BPF_ZEXT_REG), a local or kfunc call,
+// gotol, byte swaps and signed division. Anything else is decode_general's, which has what
+// decode_one needs (a reason string, most registers): this function stays small for the common
+// ones.
 uint32_t DecodedCode::decode_slow(uint32_t pc) {
     const Insn* const insns = prog_.insns.data();
     const uint64_t n = size_;
@@ -1137,12 +1138,37 @@ uint32_t DecodedCode::decode_slow(uint32_t pc) {
             d.op = ZEXT;
             break;
         case BPF_JMP | BPF_CALL | BPF_K: {
+            if (src == BPF_PSEUDO_KFUNC_CALL) {
+                d.op = CALL_KFUNC;
+                break;
+            }
             const uint64_t t = pc + 1 + static_cast<uint64_t>(int64_t{i.imm});
             if (src != BPF_PSEUDO_CALL || t >= n) return decode_general(pc);  // also what is before insn 0
             d.op = CALL_LOCAL;
             d.off = static_cast<int32_t>(t);
             break;
         }
+        case BPF_JMP32 | BPF_JA | BPF_K: {  // gotol: the offset is imm
+            const uint64_t t = pc + 1 + static_cast<uint64_t>(int64_t{i.imm});
+            if (t >= n) return decode_general(pc);
+            d.op = JA;
+            d.off = static_cast<int32_t>(t);
+            break;
+        }
+        case BPF_ALU | BPF_END | BPF_K:  // to little endian
+        case BPF_ALU | BPF_END | BPF_X:  // to big endian
+        case BPF_ALU64 | BPF_END | BPF_K: {  // bswap
+            if (i.imm != 16 && i.imm != 32 && i.imm != 64) return decode_general(pc);
+            const int w = i.imm == 16 ? 0 : i.imm == 32 ? 1 : 2;
+            d.op = static_cast<uint8_t>((i.code == (BPF_ALU | BPF_END | BPF_K) ? LE16 : BSWAP16) + w);
+            break;
+        }
+        case BPF_ALU64 | BPF_DIV | BPF_K: case BPF_ALU64 | BPF_DIV | BPF_X: case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_DIV | BPF_X:
+        case BPF_ALU64 | BPF_MOD | BPF_K: case BPF_ALU64 | BPF_MOD | BPF_X: case BPF_ALU | BPF_MOD | BPF_K: case BPF_ALU | BPF_MOD | BPF_X:
+            // Off 1: signed (off 0, unsigned, is the table's).
+            if (i.off != 1) return decode_general(pc);
+            d.op = static_cast<uint8_t>(alu_base(isa::op(i), true) + (isa::cls(i) == BPF_ALU64 ? 0 : 2) + (isa::src_bit(i) ? 1 : 0));
+            break;
         default: return decode_general(pc);
     }
     assert(decodes_alike(pc, d));
