@@ -169,7 +169,8 @@ public:
         static constexpr uint32_t kLazy = ~0u;
     };
     void save(Image& img) const {
-        img.regions.assign(regions_, regions_ + count_);
+        img.regions.clear();  // (as in restore())
+        img.regions.insert(img.regions.end(), regions_, regions_ + count_);
         for (uint32_t m = lazy_mask_; m != 0; m &= m - 1) img.regions[static_cast<size_t>(std::countr_zero(m))].data = nullptr;
         if (ws_->current == 0) {
             // Every region was cut from the first chunk, one after the other from its start: one
