@@ -365,8 +365,22 @@ private:
     // What a 32-bit def does with the register's upper half (hi_keep_): the plain runs, most of
     // all, know it when the loop is made, and their 32-bit ops are then a plain 32-bit op.
     enum class UpperHalf : uint8_t { Zeroed, Kept, AsHiKeep };
-    template <bool kCost, bool kTrace, bool kZextMarks, UpperHalf kUpper = UpperHalf::AsHiKeep>
+    // Where loop() tests the step budget. EveryInsn: at every insn's dispatch. AtJumps: only where
+    // the run jumps (taken jumps, calls, returns), holding back a reserve of code_size_ steps
+    // that no run can exceed between two jumps (it only moves forward, and faults at the end of
+    // the code), so that every insn in between is sure to have its step; when the steps left
+    // run into the reserve, loop() stops before the insn it was to run (at_jumps_stopped_), and
+    // an EveryInsn loop runs the rest. The plain runs, most of all, spare a test per insn.
+    enum class StepCheck : uint8_t { EveryInsn, AtJumps };
+    template <bool kCost, bool kTrace, bool kZextMarks, UpperHalf kUpper = UpperHalf::AsHiKeep,
+              StepCheck kCheck = StepCheck::EveryInsn>
     void loop();
+    // A plain run (no cost, trace or zext marks): tests the budget at jumps while it can.
+    template <UpperHalf kUpper>
+    void plain_loop() {
+        loop<false, false, false, kUpper, StepCheck::AtJumps>();
+        if (at_jumps_stopped_) loop<false, false, false, kUpper, StepCheck::EveryInsn>();
+    }
     void charge(const DInsn& d, uint32_t pc);
 
     // faults
@@ -492,6 +506,8 @@ private:
     Rng prandom_;
     uint64_t budget_ = 0;
     uint64_t steps_ = 0;
+    uint32_t start_pc_ = 0;  // where loop() starts: 0, or where a StepCheck::AtJumps loop stopped
+    bool at_jumps_stopped_ = false;
     CostModel* cost_ = nullptr;
     std::vector<TraceStep> ring_;
     size_t ring_pos_ = 0;
@@ -543,7 +559,7 @@ bool Machine::build_setup() {
     // before, through a pointer made by arithmetic, which reads zeros as from a fresh stack).
     // The main frame's stack starts with the input's bytes from its bottom up, zeros above.
     mem_.add_copy(kStackSize, 0, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()), RegionKind::Stack);
-    for (uint32_t f = 1; f < kMaxFrames; ++f) mem_.add_lazy(kStackSize, RegionKind::Stack);
+    mem_.add_lazy_many(kMaxFrames - 1, kStackSize, RegionKind::Stack);
     uint32_t ctx = mem_.add_copy(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), ctx_base_, in_.ctx.data(), in_.ctx.size(),
                                  RegionKind::Ctx);
     if (ctx_base_) {
@@ -1004,16 +1020,18 @@ void DecodedCode::decode() {
     // prog_/code_ state be redone per insn.
     const Insn* const insns = prog_.insns.data();
     DInsn* const out = code_.get();
-    for (uint64_t pc = 0; pc < n; ++pc) {
-        const Insn* const i = insns + pc;
-        DInsn* const d = out + pc;
+    // The insn at i decodes into d; `next` is its pc + 1. Three pointers stepped together, not
+    // an index each is computed from: a few instructions less per insn.
+    const Insn* i = insns;
+    DInsn* d = out;
+    for (uint64_t next = 1; next <= n; ++next, ++i, ++d) {
         uint64_t word;
         std::memcpy(&word, i, sizeof word);
         const FastDecode& f = kFastDecode[i->code];
         const RegDecode& r = regs[reinterpret_cast<const uint8_t*>(i)[1]];  // the dst_reg/src_reg byte
         // A jump's target as an unsigned index (one compare also rejects those before insn 0), and
         // `off` for any other insn, whose `target` is 0, always in range.
-        const uint64_t new_off = static_cast<uint64_t>(int64_t{i->off}) + ((pc + 1) & f.jump_mask);
+        const uint64_t new_off = static_cast<uint64_t>(int64_t{i->off}) + (next & f.jump_mask);
         const uint64_t target = new_off & f.jump_mask;
         if (((r.props & f.reject) | (word & f.zero_bits)) == 0 && target < n) [[likely]] {  // else decode_one says why not
             const uint32_t head = f.head | r.head;
@@ -1023,10 +1041,14 @@ void DecodedCode::decode() {
             const uint64_t imm = static_cast<uint32_t>(i->imm) & f.imm_mask;
             const uint64_t tail = std::endian::native == std::endian::little ? imm : imm << 32;
             std::memcpy(&d->imm, &tail, sizeof tail);
-            assert(decodes_alike(static_cast<uint32_t>(pc), *d));
+            assert(decodes_alike(static_cast<uint32_t>(next - 1), *d));
             continue;
         }
-        pc = decode_slow(static_cast<uint32_t>(pc));
+        // The last pc it decoded (the second slot after an ld_imm64).
+        const uint64_t last = decode_slow(static_cast<uint32_t>(next - 1));
+        i = insns + last;
+        d = out + last;
+        next = last + 1;
     }
 }
 
@@ -1073,9 +1095,10 @@ void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
 // The insns the table leaves to decode_one, out of decode()'s loop so that the loop keeps its
 // state in registers. Returns the last pc decoded (pc + 1 after an ld_imm64). The valid ones that
 // are common in programs are decoded here as decode_one would: ld_imm64 of a value, map, BTF id
-// or function, the zero extension the zext pass inserts (BPF_ZEXT_REG) and a local call. Anything
-// else is decode_general's, which has what decode_one needs (a reason string, most registers):
-// this function stays small for the common ones.
+// or function, the zero extension the zext pass inserts (BPF_ZEXT_REG), a local or kfunc call,
+// gotol, byte swaps and signed division. Anything else is decode_general's, which has what
+// decode_one needs (a reason string, most registers): this function stays small for the common
+// ones.
 uint32_t DecodedCode::decode_slow(uint32_t pc) {
     const Insn* const insns = prog_.insns.data();
     const uint64_t n = size_;
@@ -1115,12 +1138,37 @@ uint32_t DecodedCode::decode_slow(uint32_t pc) {
             d.op = ZEXT;
             break;
         case BPF_JMP | BPF_CALL | BPF_K: {
+            if (src == BPF_PSEUDO_KFUNC_CALL) {
+                d.op = CALL_KFUNC;
+                break;
+            }
             const uint64_t t = pc + 1 + static_cast<uint64_t>(int64_t{i.imm});
             if (src != BPF_PSEUDO_CALL || t >= n) return decode_general(pc);  // also what is before insn 0
             d.op = CALL_LOCAL;
             d.off = static_cast<int32_t>(t);
             break;
         }
+        case BPF_JMP32 | BPF_JA | BPF_K: {  // gotol: the offset is imm
+            const uint64_t t = pc + 1 + static_cast<uint64_t>(int64_t{i.imm});
+            if (t >= n) return decode_general(pc);
+            d.op = JA;
+            d.off = static_cast<int32_t>(t);
+            break;
+        }
+        case BPF_ALU | BPF_END | BPF_K:  // to little endian
+        case BPF_ALU | BPF_END | BPF_X:  // to big endian
+        case BPF_ALU64 | BPF_END | BPF_K: {  // bswap
+            if (i.imm != 16 && i.imm != 32 && i.imm != 64) return decode_general(pc);
+            const int w = i.imm == 16 ? 0 : i.imm == 32 ? 1 : 2;
+            d.op = static_cast<uint8_t>((i.code == (BPF_ALU | BPF_END | BPF_K) ? LE16 : BSWAP16) + w);
+            break;
+        }
+        case BPF_ALU64 | BPF_DIV | BPF_K: case BPF_ALU64 | BPF_DIV | BPF_X: case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_DIV | BPF_X:
+        case BPF_ALU64 | BPF_MOD | BPF_K: case BPF_ALU64 | BPF_MOD | BPF_X: case BPF_ALU | BPF_MOD | BPF_K: case BPF_ALU | BPF_MOD | BPF_X:
+            // Off 1: signed (off 0, unsigned, is the table's).
+            if (i.off != 1) return decode_general(pc);
+            d.op = static_cast<uint8_t>(alu_base(isa::op(i), true) + (isa::cls(i) == BPF_ALU64 ? 0 : 2) + (isa::src_bit(i) ? 1 : 0));
+            break;
         default: return decode_general(pc);
     }
     assert(decodes_alike(pc, d));
@@ -1691,18 +1739,21 @@ void Machine::charge(const DInsn& d, uint32_t pc) {
 // back to one shared switch with its range check. Most of a run's time is this dispatch (a
 // generated program runs ~150 mostly one-line insns), and an indirect jump per handler also
 // predicts better than the single one of a switch.
-template <bool kCost, bool kTrace, bool kZextMarks, Machine::UpperHalf kUpper>
+template <bool kCost, bool kTrace, bool kZextMarks, Machine::UpperHalf kUpper, Machine::StepCheck kCheck>
 void Machine::loop() {
+    static_assert(kCheck == StepCheck::EveryInsn || (!kCost && !kTrace), "only plain runs test the budget at jumps");
     uint64_t* const r = r_;
     const DInsn* const code = code_;
     const uint64_t keep = kUpper == UpperHalf::Zeroed ? 0 : kUpper == UpperHalf::Kept ? kHi : hi_keep_;
     const uint64_t budget = budget_;
-    const DInsn* ip = code;  // the insn about to run (at pc ip - code)
+    const DInsn* ip = code + start_pc_;  // the insn about to run (at pc ip - code)
     // Steps the budget still allows: taking one for an insn where none is left is the budget
     // fault. Signed, so that taking a step is a decrement and a sign test; a budget beyond what
-    // any run could take (2^63 steps) is clamped. An insn counts from its dispatch on.
+    // any run could take (2^63 steps) is clamped. An insn counts from its dispatch on. AtJumps
+    // holds back its reserve (StepCheck), so `left` may start below 0.
     const uint64_t steps_before = steps_;
-    const int64_t allowed = static_cast<int64_t>(std::min<uint64_t>(budget - steps_before, INT64_MAX));
+    const int64_t reserve = kCheck == StepCheck::AtJumps ? static_cast<int64_t>(code_size_) : 0;
+    const int64_t allowed = static_cast<int64_t>(std::min<uint64_t>(budget - steps_before, INT64_MAX)) - reserve;
     int64_t left = allowed;
 
     // One label per op, in the order of enum Op.
@@ -1721,14 +1772,28 @@ void Machine::loop() {
         fault(PF_PC, (msg));           \
         return;                        \
     } while (0)
-    // Runs the insn at ip.
-#define PF_DISPATCH()                                                                                    \
+    // Runs the insn at ip: after a jump (PF_JUMP) or the run's start, and after an insn that
+    // moves forward (PF_FORWARD), which under StepCheck::AtJumps takes its step untested.
+#define PF_RUN_INSN()                                                                                    \
     do {                                                                                                 \
-        if (--left < 0) [[unlikely]]                                                                     \
-            goto out_of_steps;                                                                           \
         if constexpr (kTrace) ring_[ring_pos_++ % ring_.size()] = TraceStep{PF_PC, static_cast<uint8_t>(depth_), 0}; \
         if constexpr (kCost) charge(*ip, PF_PC);                                                         \
         goto* kLabels[ip->op];                                                                           \
+    } while (0)
+#define PF_DISPATCH()                          \
+    do {                                       \
+        if (--left < 0) [[unlikely]]           \
+            goto out_of_steps;                 \
+        PF_RUN_INSN();                         \
+    } while (0)
+#define PF_FORWARD()                                           \
+    do {                                                       \
+        if constexpr (kCheck == StepCheck::AtJumps) {          \
+            --left;                                            \
+            PF_RUN_INSN();                                     \
+        } else {                                               \
+            PF_DISPATCH();                                     \
+        }                                                      \
     } while (0)
     // After an insn that falls through (one that defines a register or none): the zext mark,
     // the trace's value of dst, then the next insn.
@@ -1742,7 +1807,7 @@ void Machine::loop() {
         }                                                                                  \
         if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst]; \
         ++ip;                                                                              \
-        PF_DISPATCH();                                                                     \
+        PF_FORWARD();                                                                      \
     } while (0)
     // Continues at insn `target` (taken jumps, calls, returns).
 #define PF_JUMP(target)          \
@@ -1985,7 +2050,7 @@ L_LDIMM64: {
     r[ip->dst] = imm64(*ip);
     if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
     ip += 2;
-    PF_DISPATCH();
+    PF_FORWARD();
 }
 L_LDIMM64_MAP: {
     if (const uint64_t v = map_ldimm64_direct(*ip)) [[likely]] {
@@ -1996,7 +2061,7 @@ L_LDIMM64_MAP: {
     }
     if constexpr (kTrace) ring_[(ring_pos_ - 1) % ring_.size()].dst_after = r[ip->dst];
     ip += 2;
-    PF_DISPATCH();
+    PF_FORWARD();
 }
 L_NOP:
     PF_NEXT();
@@ -2106,9 +2171,19 @@ L_INVALID: {
     return;
 }
 out_of_steps:
+    if constexpr (kCheck == StepCheck::AtJumps) {
+        // Into the reserve: the insn at ip, not run, is where an EveryInsn loop goes on.
+        ++left;
+        steps_ = PF_STEPS();
+        start_pc_ = PF_PC;
+        at_jumps_stopped_ = true;
+        return;
+    }
     steps_ = budget;
     fault(PF_PC, "step budget of " + std::to_string(budget) + " insns exhausted", ExecResult::Status::StepBudget);
+#undef PF_RUN_INSN
 #undef PF_DISPATCH
+#undef PF_FORWARD
 #undef PF_NEXT
 #undef PF_JUMP
 #undef PF_FAULT
@@ -2169,8 +2244,8 @@ void Machine::run() {
     } else if (cost_ && opts_.trace_last) loop<true, true, false>();
     else if (cost_) loop<true, false, false>();
     else if (opts_.trace_last) loop<false, true, false>();
-    else if (hi_keep_ == 0) loop<false, false, false, UpperHalf::Zeroed>();
-    else loop<false, false, false, UpperHalf::Kept>();
+    else if (hi_keep_ == 0) plain_loop<UpperHalf::Zeroed>();
+    else plain_loop<UpperHalf::Kept>();
     res_.steps = steps_;
     res_.r0 = r_[0];
     copy_bytes(res_.stack, mem_.region(0).data, kStackSize);

@@ -310,6 +310,59 @@ TEST(InterpFaults, AreResultsWithPcAndReason) {
     EXPECT_EQ(r.status, S::Unsupported);
 }
 
+// A plain run tests its step budget only where it jumps, until the steps left come near the end
+// (Machine::StepCheck); a traced run tests it at every insn. On every budget, from none to more
+// than the run takes, both must end alike: at the same insn, after the same steps, with the
+// same memory and effects. The program has what moves forward without a jump (straight-line
+// insns, ld_imm64, not-taken branches, helper calls) and what jumps (loops, a local call and its
+// return, bpf_loop callbacks), on both upper-half profiles.
+TEST(InterpFaults, StepBudgetTestedAtJumpsEndsAsTestedAtEveryInsn) {
+    const std::vector<Insn> p = {
+        mov64_imm(6, 0),                                   // 0: r6 = counter
+        st(BPF_DW, 10, -8, 1),                             // 1
+        lddw(7, 0x123456789abcdefULL), ldimm64_hi(0x1234), // 2-3
+        alu64_reg(BPF_ADD, 7, 6),                          // 4: loop body
+        stx(BPF_DW, 10, 7, -16),                           // 5
+        jmp_imm(BPF_JEQ, 6, 100, 0),                       // 6: never taken, falls through
+        call_helper(BPF_FUNC_ktime_get_ns),                // 7
+        call_pseudo(12),                                   // 8: f at 21
+        alu64_imm(BPF_ADD, 6, 1),                          // 9
+        jmp_imm(BPF_JLT, 6, 4, -7),                        // 10: back to 4
+        mov64_imm(1, 3),                                   // 11: bpf_loop(3, cb, fp-24, 0)
+        ldimm64_lo(2, BPF_PSEUDO_FUNC, 11), ldimm64_hi(0), // 12-13: cb at 24
+        mov64_reg(3, 10),                                  // 14
+        alu64_imm(BPF_ADD, 3, -24),                        // 15
+        mov64_imm(4, 0),                                   // 16
+        st(BPF_DW, 10, -24, 0),                            // 17
+        call_helper(BPF_FUNC_loop),                        // 18
+        ldx(BPF_DW, 0, 10, -24),                           // 19
+        exit_insn(),                                       // 20
+        mov64_imm(7, 9), st(BPF_DW, 10, -8, 3), exit_insn(),            // 21-23: f
+        ldx(BPF_DW, 4, 2, 0), alu64_imm(BPF_ADD, 4, 5), stx(BPF_DW, 2, 4, 0),  // 24-26: cb
+        mov64_imm(0, 0), exit_insn(),                      // 27-28
+    };
+    const Program prog = make_program(p);
+    for (const ArchProfile* arch : {&arch_x86_64(), &arch_jit32()}) {
+        ExecInput in;
+        in.step_budget = 1u << 20;
+        const ExecResult whole = execute(prog, in, *arch);
+        ASSERT_EQ(whole.status, S::Ok) << whole.reason;
+        ASSERT_GT(whole.steps, 2 * p.size());  // more steps than the reserve
+        ExecOptions traced;
+        traced.trace_last = 1;
+        for (uint64_t budget = 0; budget <= whole.steps + 2; ++budget) {
+            SCOPED_TRACE(std::string(arch->name) + ", budget " + std::to_string(budget));
+            in.step_budget = budget;
+            const ExecResult plain = execute(prog, in, *arch);
+            ExecResult every = execute(prog, in, *arch, traced);
+            EXPECT_EQ(every.trace.size(), budget == 0 ? 0u : 1u);
+            every.trace.clear();
+            expect_same_result(plain, every);
+            EXPECT_EQ(plain.status, budget >= whole.steps ? S::Ok : S::StepBudget);
+        }
+    }
+}
+
 // A callback whose code dead-code removal dropped (the verifier never reached it): its PSEUDO_FUNC
 // load still yields an address, as in the kernel; only bpf_loop calling it would fault. Found by
 // the kernel oracle (6.12 test runs of an inlined bpf_loop with nr_loops 0).

@@ -87,6 +87,20 @@ public:
         lazy_mask_ |= uint32_t{1} << r;
         return r;
     }
+    // `count` regions as that many add_lazy() calls make them (consecutive indices; returns the
+    // first), with the table grown once: an execution adds its seven callee stacks so.
+    uint32_t add_lazy_many(uint32_t count, uint32_t size, RegionKind kind, bool writable = true) {
+        const uint32_t first = static_cast<uint32_t>(count_);
+        if (first + count > kMaxLazy) [[unlikely]] {
+            for (uint32_t k = 0; k < count; ++k) add_lazy(size, kind, writable);
+            return first;
+        }
+        ws_->regions.insert(ws_->regions.end(), count, Region{nullptr, 0, writable, kind, false});
+        sync_regions();
+        std::fill_n(lazy_size_ + first, count, size);
+        lazy_mask_ |= ((uint32_t{1} << count) - 1) << first;
+        return first;
+    }
     // Region `r` reads as all zeros from now on (a frame's stack on entry). A lazy one already
     // does; any other among the first kMaxLazy becomes lazy again, keeping its storage, which is
     // cleared only when an access first reaches it: many frames (bpf_loop callbacks, small
@@ -155,7 +169,8 @@ public:
         static constexpr uint32_t kLazy = ~0u;
     };
     void save(Image& img) const {
-        img.regions.assign(regions_, regions_ + count_);
+        img.regions.clear();  // (as in restore())
+        img.regions.insert(img.regions.end(), regions_, regions_ + count_);
         for (uint32_t m = lazy_mask_; m != 0; m &= m - 1) img.regions[static_cast<size_t>(std::countr_zero(m))].data = nullptr;
         if (ws_->current == 0) {
             // Every region was cut from the first chunk, one after the other from its start: one
@@ -182,14 +197,17 @@ public:
             }
         }
         img.lazy_mask = lazy_mask_;
-        std::copy(std::begin(lazy_size_), std::end(lazy_size_), std::begin(img.lazy_size));
+        std::memcpy(img.lazy_size, lazy_size_, sizeof lazy_size_);  // (std::copy calls memmove)
     }
     // Only on a memory that has no region yet.
     void restore(const Image& img) {
         uint8_t* base = allocate_bytes_uninit(img.bytes.size());
         if (!img.bytes.empty()) std::memcpy(base, img.bytes.data(), img.bytes.size());
         std::vector<Region>& regions = ws_->regions;
-        regions.assign(img.regions.begin(), img.regions.end());
+        // Emptied first: the table of the run before is mostly longer or shorter, and assign()
+        // then copies in two parts.
+        regions.clear();
+        regions.insert(regions.end(), img.regions.begin(), img.regions.end());
         const uintptr_t at = reinterpret_cast<uintptr_t>(base);
         // A memory saved from this thread's first chunk and restored there (what the runs of one
         // input on one thread do) has its regions where they were: the table is right as it is.
@@ -202,7 +220,7 @@ public:
         }
         sync_regions();
         lazy_mask_ = img.lazy_mask;
-        std::copy(std::begin(img.lazy_size), std::end(img.lazy_size), std::begin(lazy_size_));
+        std::memcpy(lazy_size_, img.lazy_size, sizeof lazy_size_);
     }
 
 private:
