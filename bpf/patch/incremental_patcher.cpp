@@ -230,7 +230,7 @@ public:
         if (new_len > static_cast<size_t>(kS16Max) && !adj_branches(off, off + 1, off + static_cast<int64_t>(len), true))
             return false;
         // bpf_prog_realloc + move the tail + copy the patch in.
-        insns.resize(new_len);
+        grow_in_reserve(insns, len - 1, isa::Insn{});
         std::memmove(&insns[off + len], &insns[off + 1], (old_len - off - 1) * sizeof(isa::Insn));
         std::copy(patch.begin(), patch.end(), insns.begin() + off);
         // The kernel BUG()s if this fails; only reachable with targets outside the program, where
@@ -240,12 +240,18 @@ public:
         return true;
     }
 
+    // `v` longer by n placeholder slots, which the caller overwrites (with the moved tail or the
+    // patch). apply() reserved the room, so no push_back reallocates: cheaper than resize() or
+    // vector::insert, which are calls of their own (and insert moves the tail in two memmoves).
+    template <typename T>
+    static void grow_in_reserve(std::vector<T>& v, size_t n, const T& placeholder) {
+        for (size_t k = 0; k < n; ++k) v.push_back(placeholder);
+    }
+
     // The vrealloc of env->insn_aux_data in bpf_patch_insn_data() (the old slots kept, a
     // zero-filled tail; where the bytes live changes nothing modelled) and then
     // adjust_insn_aux_data(env, new_prog, off, cnt): the tail moved by cnt - 1 slots, the fresh
-    // slots filled. By hand rather than vector::insert, which moves the tail in two memmoves and
-    // costs a call of its own: the grown slots are placeholders (apply() reserved the room, so
-    // the push_backs never reallocate), every one overwritten by the move or the fill.
+    // slots filled.
     void adjust_insn_aux_data(uint32_t off, uint32_t cnt) {
         auto& aux = prog_.aux;
         const auto& insns = prog_.insns;
@@ -254,7 +260,7 @@ public:
         InsnAux fresh{};
         fresh.seen = aux[off].seen;
         const size_t old_len = aux.size();
-        for (uint32_t k = 1; k < cnt; ++k) aux.push_back(fresh);
+        grow_in_reserve(aux, cnt - 1, fresh);
         InsnAux* const a = aux.data();
         std::memmove(a + off + cnt - 1, a + off, (old_len - off) * sizeof(InsnAux));
         for (uint32_t i = off; i < off + cnt - 1; ++i) {
