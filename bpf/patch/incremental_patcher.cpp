@@ -443,7 +443,7 @@ public:
 
     PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
         if (auto msg = validate_batch(prog, batch); !msg.empty()) return invalid_outcome(msg);
-        const bool listed = list_current_ && same_code(prog.insns, listed_code_);
+        const bool listed = list_current_ && same_elements(prog.insns, listed_code_);
         list_current_ = false;  // until this batch has succeeded
         Env env(prog, walk_, jumpers_, fresh_, listed);
         const auto& patches = batch.patches;
@@ -544,10 +544,6 @@ private:
     // half-updated), rebuilds it.
     std::vector<isa::Insn> listed_code_;
     bool list_current_ = false;
-
-    static bool same_code(const std::vector<isa::Insn>& a, const std::vector<isa::Insn>& b) {
-        return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(isa::Insn)) == 0);
-    }
 
     static PatchOutcome fail(const Patch& p, uint32_t orig_idx, Env& env) {
         PatchOutcome o = erange_outcome(p, orig_idx);
