@@ -26,6 +26,7 @@
 #include "bpf/util/check.hpp"
 #include "harness/campaign/known_findings.hpp"
 #include "harness/triage/triage.hpp"
+#include "harness/version/build_version.hpp"
 
 namespace patchfuzz::harness {
 
@@ -538,7 +539,7 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
 
 std::string CampaignSummary::to_json() const {
     std::ostringstream o;
-    o << "{\"seed\": " << seed << ", \"seconds\": " << seconds << ", \"cases\": " << cases
+    o << "{\"version\": \"" << json_escape(build::version_string()) << "\", \"seed\": " << seed << ", \"seconds\": " << seconds << ", \"cases\": " << cases
       << ", \"corpus_cases\": " << corpus_cases << ", \"cases_per_sec\": " << cases_per_sec() << ", \"mean_insns\": " << mean_insns()
       << ", \"findings\": " << findings << ", \"first_finding_s\": " << first_finding_s << ", \"unknown\": "
       << (verdicts.count("unknown") ? verdicts.at("unknown") : 0) << ", \"verdicts\": {";

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/version/build_version.hpp"
+
 namespace patchfuzz::harness {
 namespace {
 
@@ -95,6 +97,8 @@ Expected<std::string> render_campaign_report(const std::string& dir, const std::
          "pre{background:#f4f4f4;padding:8px;overflow:auto;font-size:12px}.chart{margin:8px}"
          "h2{border-bottom:1px solid #ccc}</style></head><body>";
     o << "<h1>patchfuzz campaign: " << esc(dir) << "</h1>";
+    // The campaign's own build is the "version" in its summary below; this is the report's.
+    o << "<p>report written by " << esc(build::version_string()) << "</p>";
     if (fs::exists(d / "summary.json")) o << "<h2>Summary</h2><pre>" << esc(slurp(d / "summary.json")) << "</pre>";
     o << "<h2>Over time</h2>";
     o << svg_chart("cases per second", t, rate, "cases/s");

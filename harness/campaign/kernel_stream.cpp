@@ -12,6 +12,7 @@
 #include "harness/campaign/campaign.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/triage/triage.hpp"
+#include "harness/version/build_version.hpp"
 
 namespace patchfuzz::harness {
 namespace fs = std::filesystem;
@@ -73,7 +74,8 @@ struct KernelStream::State {
                                     " insns in " + std::to_string(m.rounds) + " VM boots (" + std::to_string(m.tried) +
                                     " candidates; ended: " + m.ended + ")";
             // The verdict and the original first: repro.case's presence marks a complete bucket.
-            (void)write_file_atomic((bucket / "verdict.txt").string(), verdict_text(m.outcome, cfg.tag, fig.release) + how + "\n");
+            (void)write_file_atomic((bucket / "verdict.txt").string(), verdict_text(m.outcome, cfg.tag, fig.release) + how +
+                                                                          "\nversion: " + build::version_string() + "\n");
             (void)write_case_file_atomic(kernel::as_case(kc, batch_seed, {found_by, "signature: " + signature}),
                                          (bucket / "original.case").string());
             (void)write_case_file_atomic(

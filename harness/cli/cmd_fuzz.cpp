@@ -16,7 +16,9 @@
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_image.hpp"
 #include "harness/kernel/process.hpp"
+#include "harness/plugin/plugin_info.hpp"
 #include "harness/plugin/plugin_patcher.hpp"
+#include "harness/version/build_version.hpp"
 
 namespace patchfuzz::cli {
 namespace {
@@ -192,6 +194,7 @@ int cmd_fuzz(Args args) {
         ext = std::move(*loaded);
         cfg.run.external = ext.get();
         cfg.run.external_name = std::string(ext->name());
+        if (auto info = harness::read_plugin_info(plugin)) build::set_plugin(info->name, info->version);
     }
     if (want_kernel) {
         auto co = kernel::default_check_options(kernel_tag, kernel::default_cache_dir(), PATCHFUZZ_SOURCE_ROOT);

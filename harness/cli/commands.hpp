@@ -26,6 +26,7 @@ int cmd_triage(Args args);
 int cmd_minimize(Args args);
 int cmd_replay(Args args);
 int cmd_kernel(Args args);
+int cmd_version(Args args);
 
 struct Command {
     std::string_view name;

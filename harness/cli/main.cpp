@@ -29,6 +29,7 @@ constexpr Command kCommands[] = {
     {"minimize", cmd_minimize, "shrink one failing case while its signature holds"},
     {"replay", cmd_replay, "replay .case files (the regression corpus) against their expected verdicts"},
     {"kernel", cmd_kernel, "real Linux verifiers under qemu as an oracle (fetch, check)"},
+    {"version", cmd_version, "the version and git revision of this build (also --version)"},
 };
 
 void usage(std::FILE* out) {
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
         usage(stdout);
         return 0;
     }
+    if (verb == "--version") verb = "version";
+    if (verb == "--version") verb = "version";
     for (const auto& c : kCommands)
         if (c.name == verb) return c.run(Args(argv + 2, static_cast<size_t>(argc - 2)));
     std::fprintf(stderr, "patchfuzz: unknown command '%s'\n", argv[1]);

@@ -9,6 +9,7 @@
 #include "bpf/util/check.hpp"
 #include "harness/triage/minimize.hpp"
 #include "harness/triage/reproducer.hpp"
+#include "harness/version/build_version.hpp"
 
 namespace patchfuzz::harness {
 
@@ -120,7 +121,7 @@ TriageResult triage_failure(const Case& failing, const CaseReport& report, const
                 }
         }
         std::ostringstream detail;
-        detail << "signature: " << tr.signature << "\nreason: " << shown->verdict.reason << "\ncounterexample:\n"
+        detail << "version: " << build::version_string() << "\nsignature: " << tr.signature << "\nreason: " << shown->verdict.reason << "\ncounterexample:\n"
                << shown->verdict.counterexample << "\n";
         (void)write_file_atomic((bucket / "verdict.txt").string(), detail.str());
     }

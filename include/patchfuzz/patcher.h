@@ -94,6 +94,12 @@ int patchfuzz_patcher_apply(const struct pf_program *in, const struct pf_patch *
 			    struct pf_program *out, struct pf_result *result);
 void patchfuzz_patcher_free(struct pf_program *out);
 
+/* Optional (looked up by name, so plugins without it stay loadable): the plugin's own version,
+ * e.g. "1.2.0" or a git revision, as a NUL-terminated string that lives as long as the library.
+ * patchfuzz shows it with patchfuzz_patcher_name() in `patchfuzz --version --patcher-lib X.so`,
+ * campaign summaries, finding verdicts and reports. */
+const char *patchfuzz_patcher_version(void);
+
 #ifdef __cplusplus
 }
 #endif

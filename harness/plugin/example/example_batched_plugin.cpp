@@ -16,6 +16,9 @@ uint32_t patchfuzz_patcher_abi_version(void) { return PATCHFUZZ_EXAMPLE_ABI; }
 
 const char* patchfuzz_patcher_name(void) { return "example-batched"; }
 
+// Optional: patchfuzz shows it with the name in --version, campaign summaries and verdicts.
+const char* patchfuzz_patcher_version(void) { return "1.0.0"; }
+
 int patchfuzz_patcher_apply(const pf_program* in, const pf_patch* patches, uint32_t nr_patches, pf_program* out,
                             pf_result* result) {
     using namespace patchfuzz;
