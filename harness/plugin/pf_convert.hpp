@@ -3,9 +3,10 @@
 // include/patchfuzz/patcher.h. Used by the host (PluginPatcher) and by plugins written in C++.
 #include <vector>
 
+#include <patchfuzz/patcher.h>
+
 #include "bpf/patch/patch.hpp"
 #include "bpf/program/program.hpp"
-#include "include/patchfuzz/patcher.h"
 
 namespace patchfuzz::plugin {
 

@@ -1,11 +1,15 @@
 // Example external patcher: patchfuzz's own batched patcher behind the C ABI of
 // include/patchfuzz/patcher.h. Built as build/libpatchfuzz_example_patcher.so; a kernel developer
 // copies this file and replaces the body of patchfuzz_patcher_apply() with a call into their code.
+// Installed as a template (share/patchfuzz/examples/batched-plugin/, with a CMakeLists.txt) that
+// builds outside our tree against an installed patchfuzz: find_package(patchfuzz) or pkg-config
+// patchfuzz-reference-patcher (our patcher); a patcher of one's own needs only patchfuzz::plugin.
 #include <cstring>
+
+#include <patchfuzz/patcher.h>
 
 #include "bpf/patch/patch.hpp"
 #include "harness/plugin/pf_convert.hpp"
-#include "include/patchfuzz/patcher.h"
 
 extern "C" {
 
@@ -16,8 +20,10 @@ uint32_t patchfuzz_patcher_abi_version(void) { return PATCHFUZZ_EXAMPLE_ABI; }
 
 const char* patchfuzz_patcher_name(void) { return "example-batched"; }
 
+#ifndef PATCHFUZZ_EXAMPLE_NO_VERSION  // test variant: a plugin from before the version query
 // Optional: patchfuzz shows it with the name in --version, campaign summaries and verdicts.
 const char* patchfuzz_patcher_version(void) { return "1.0.0"; }
+#endif
 
 int patchfuzz_patcher_apply(const pf_program* in, const pf_patch* patches, uint32_t nr_patches, pf_program* out,
                             pf_result* result) {
