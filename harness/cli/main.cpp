@@ -62,7 +62,6 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (verb == "--version") verb = "version";
-    if (verb == "--version") verb = "version";
     for (const auto& c : kCommands)
         if (c.name == verb) return c.run(Args(argv + 2, static_cast<size_t>(argc - 2)));
     std::fprintf(stderr, "patchfuzz: unknown command '%s'\n", argv[1]);
