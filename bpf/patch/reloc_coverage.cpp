@@ -70,6 +70,7 @@ constexpr std::array<Relation, 4> kIndexRelations = {{
 
 struct Simple {
     std::string_view id, what, rule;
+    std::string_view unreachable_reason = {};
 };
 // Patch classes and the outgoing transfers of patch buffers.
 constexpr std::array<Simple, 15> kPatchCells = {{
@@ -79,7 +80,9 @@ constexpr std::array<Simple, 15> kPatchCells = {{
     {"patch/insert-at-0", "InsertBefore at insn 0 (ctx prologue shape)", "§3.7 adjust_jmp_off(prog, 0, delta)"},
     {"patch/insert-at-subprog", "InsertBefore at a subprog start > 0 (may_goto prologue)", "§5.3.1, §3.7"},
     {"patch/insert-on-jump", "InsertBefore on an insn that is itself a relative transfer", "§3.7 the copied insn is examined like any other"},
-    {"patch/insert-other", "InsertBefore anywhere else", "§3.7"},
+    {"patch/insert-other", "InsertBefore anywhere else", "§3.7",
+     "the kernel inserts prologues only at insn 0 and at subprog starts (spec §3.7), and the jump oracle's "
+     "intent checks assume those places"},
     {"patch/remove-partial", "Remove inside a subprog (neither its head nor up to the next start)", "§4.1, §4.3"},
     {"patch/remove-head", "Remove starting at a subprog start, not the whole subprog", "§4.3 start[i] == off: the subprog keeps start == off"},
     {"patch/remove-to-subprog-start", "Remove ending exactly at the next subprog start", "§4.3 start[j] == off+cnt"},
@@ -139,6 +142,18 @@ std::string_view transfer_unreachable(TK k, TR r, PK p) {
     if (inside && (k == TK::Call || k == TK::Func))
         return "calls and callback loads name subprog starts, and no subprog start lies strictly inside a removal "
                "unless its whole subprog goes (spec §4.3 precondition)";
+    // InsertBefore goes only where the kernel's two callers put it (insn 0 and subprog starts,
+    // spec §3.7; the oracles' intent checks assume it), and no jump leaves its subprog.
+    if (p == PK::Insert && (k == TK::Jump || k == TK::Gotol || k == TK::MayGoto) &&
+        (r == TR::FwdEnd || r == TR::FwdOver || r == TR::BwdOver))
+        return "a prologue sits at a subprog start and jumps stay inside their subprog: none can cross it or "
+               "target the insn right after its insn from before it";
+    if (p == PK::Insert && (k == TK::Gotol || k == TK::MayGoto) && r == TR::FwdAt)
+        return "a forward jump to a subprog start would come from the previous subprog; only calls, and jumps to "
+               "insn 0, reach a prologue's insn, and these go backward";
+    if (p == PK::Insert && (k == TK::Call || k == TK::Func) && (r == TR::FwdEnd || r == TR::BwdEnd))
+        return "the insn right after a prologue's insn (a subprog start) is no subprog start in any generated "
+               "program (no subprog is one insn long), and calls name subprog starts";
     if (k == TK::Call && r == TR::SrcAt && p == PK::Insert)
         return "an InsertBefore is placed at a subprog start, and no generated subprog starts with a call (the "
                "kernel's prologues go before insn 0 and before may_goto subprogs)";
@@ -158,6 +173,11 @@ std::string_view index_unreachable(IK k, IR r, PK p) {
         return "the fake exit's start is the length: it names no insn a patch could start at or remove";
     if (k == IK::Finfo && r == IR::Inside)
         return "func_info names subprog starts, and no subprog start lies strictly inside a removal (§4.3)";
+    if (p == PK::Insert && (k == IK::Subprog || k == IK::FakeExit) && r == IR::End)
+        return "a prologue sits at a subprog start: the insn after it starts no subprog (no subprog is one insn "
+               "long), and it is never the last insn";
+    if (p == PK::Insert && k == IK::InsnArray && (r == IR::At || r == IR::End))
+        return "generated insn arrays hold gotox case blocks, never a subprog start or the insn after one";
     if (k == IK::Subprog && r == IR::Inside)
         return "no subprog start lies strictly inside a removal unless its whole subprog goes, which starts at it (§4.3)";
     return {};
@@ -198,7 +218,8 @@ std::vector<CoverageCell> build_table() {
                 c.reachable = c.unreachable_reason.empty();
                 t.push_back(std::move(c));
             }
-    for (const auto& s : kPatchCells) t.push_back(CoverageCell{s.id, "patch", std::string(s.what), s.rule, true, {}});
+    for (const auto& s : kPatchCells)
+        t.push_back(CoverageCell{s.id, "patch", std::string(s.what), s.rule, s.unreachable_reason.empty(), s.unreachable_reason});
     for (const auto& s : kEdgeCells) t.push_back(CoverageCell{s.id, "edge", std::string(s.what), s.rule, true, {}});
     return t;
 }

@@ -76,4 +76,21 @@ private:
     std::vector<uint32_t> scratch_;
 };
 
+// A patcher that adds the cells of every batch it is given to a CoverageSet, then hands the batch
+// to `inner`: a rewrite's coverage without a runner (patchfuzz gen --json, load --coverage).
+class CoverageRecordingPatcher final : public Patcher {
+public:
+    CoverageRecordingPatcher(Patcher& inner, CoverageSet& set) : inner_(inner), set_(set) {}
+    [[nodiscard]] std::string_view name() const override { return inner_.name(); }
+    PatchOutcome apply(Program& prog, const PatchBatch& batch) override {
+        set_.add(prog, batch, BatchContext{.batch_index = batches_++});
+        return inner_.apply(prog, batch);
+    }
+
+private:
+    Patcher& inner_;
+    CoverageSet& set_;
+    uint32_t batches_ = 0;
+};
+
 }  // namespace patchfuzz::patch
