@@ -52,7 +52,7 @@ struct IndexKind {
 };
 constexpr std::array<IndexKind, 7> kIndexKinds = {{
     {"linfo", "a line-info record's insn_off", "§2.2 insn_off > off shifts; §4.4 removal (inheritance of the last removed line)"},
-    {"finfo", "a func_info record's insn_off", "§3.4 untouched by insertion; §4.3 deleted with a whole subprog"},
+    {"finfo", "a func_info record's insn_off", "§3.4 untouched by insertion (rewritten from the starts later); §4.3 deleted with a whole subprog"},
     {"subprog", "a subprog start", "§3.2 start <= off stays; §4.3 after remove"},
     {"fake-exit", "the fake exit subprog's start (the length)", "§3.2 the fake exit moves to the new length"},
     {"insn-array", "an insn-array entry's xlated_off", "§3.5 xlated_off <= off stays; §4.5 INSN_DELETED"},
@@ -123,6 +123,7 @@ constexpr size_t kIndexCount = kIndexKinds.size() * kIndexRelations.size() * 3;
 constexpr size_t kPatchBase = kIndexBase + kIndexCount;
 constexpr size_t kEdgeBase = kPatchBase + kPatchCells.size();
 constexpr size_t kCellCount = kEdgeBase + kEdgeCells.size();
+static_assert(kCellCount <= kCoverageCellsMax, "raise kCoverageCellsMax");
 
 constexpr uint32_t cell_of(TK k, TR r, PK p) {
     return static_cast<uint32_t>(kTransferBase + (static_cast<size_t>(k) * kTransferRelations.size() + static_cast<size_t>(r)) * 3 +
@@ -148,12 +149,15 @@ std::string_view transfer_unreachable(TK k, TR r, PK p) {
         (r == TR::FwdEnd || r == TR::FwdOver || r == TR::BwdOver))
         return "a prologue sits at a subprog start and jumps stay inside their subprog: none can cross it or "
                "target the insn right after its insn from before it";
-    if (p == PK::Insert && (k == TK::Gotol || k == TK::MayGoto) && r == TR::FwdAt)
-        return "a forward jump to a subprog start would come from the previous subprog; only calls, and jumps to "
-               "insn 0, reach a prologue's insn, and these go backward";
+    if (p == PK::Insert && (k == TK::Jump || k == TK::Gotol || k == TK::MayGoto) && r == TR::FwdAt)
+        return "a forward jump to a subprog start would come from the previous subprog: jumps reach a prologue's "
+               "insn only backward (calls and callback loads reach it both ways)";
     if (p == PK::Insert && (k == TK::Call || k == TK::Func) && (r == TR::FwdEnd || r == TR::BwdEnd))
         return "the insn right after a prologue's insn (a subprog start) is no subprog start in any generated "
                "program (no subprog is one insn long), and calls name subprog starts";
+    if ((k == TK::Gotol || k == TK::MayGoto) && r == TR::BwdInside)
+        return "the generated backward gotol and may_goto target their function's first insn, where a removal can "
+               "only start (no removal spans a subprog start), never strictly inside one";
     if (k == TK::Call && r == TR::SrcAt && p == PK::Insert)
         return "an InsertBefore is placed at a subprog start, and no generated subprog starts with a call (the "
                "kernel's prologues go before insn 0 and before may_goto subprogs)";
@@ -166,9 +170,9 @@ std::string_view transfer_unreachable(TK k, TR r, PK p) {
 
 std::string_view index_unreachable(IK k, IR r, PK p) {
     if (r == IR::Inside && p != PK::Remove) return "only a removal has an inside";
-    if ((k == IK::Finfo || k == IK::LinfoIdx) && p != PK::Remove)
-        return "not remapped by insertion: func_info is rewritten from the subprog starts after all passes (§3.4), "
-               "linfo_idx only changes on removal (§3.2)";
+    if (k == IK::LinfoIdx && p != PK::Remove)
+        return "linfo_idx names line-info records, and insertion neither adds nor removes one (§3.2): only a "
+               "removal relates a record to a patch";
     if (k == IK::FakeExit && (r == IR::At || r == IR::Inside))
         return "the fake exit's start is the length: it names no insn a patch could start at or remove";
     if (k == IK::Finfo && r == IR::Inside)

@@ -41,6 +41,9 @@ struct CoverageCell {
     std::string_view unreachable_reason;  // when not
 };
 
+// At least coverage_cell_count(): room for fixed-size per-cell arrays (libFuzzer's extra counters).
+inline constexpr size_t kCoverageCellsMax = 512;
+
 // Every cell, in a fixed order (the index is the cell's number everywhere: hit vectors, counters).
 std::span<const CoverageCell> coverage_cells();
 size_t coverage_cell_count();

@@ -110,7 +110,7 @@ std::string RelocFigures::json_fields() const {
     for (size_t i = 0; i < missing.size(); ++i) o << (i ? ", " : "") << "\"" << json_escape(std::string(missing[i])) << "\"";
     o << "], \"cells\": {";
     for (size_t c = 0; c < cells.size(); ++c)
-        o << (c ? ", " : "") << "\"" << json_escape(std::string(cells[c].id)) << "\": " << (cells[c].reachable ? std::to_string(hits[c]) : "null");
+        o << (c ? ", " : "") << "\"" << json_escape(std::string(cells[c].id)) << "\": " << hits[c];
     o << "}}, \"knobs\": {";
     double total = 0;
     for (double s : knob_seconds) total += s;
@@ -132,6 +132,16 @@ std::string RelocFigures::text() const {
         for (auto id : missing) o << " " << id;
         o << "\n";
     }
+    // A cell the table calls unreachable but a case hit: the table's reason is wrong, or a
+    // generator made a case outside the contract's preconditions. Either deserves a look.
+    const auto cells = patch::coverage_cells();
+    bool any = false;
+    for (size_t c = 0; c < cells.size(); ++c)
+        if (!cells[c].reachable && hits[c] > 0) {
+            o << (any ? " " : "  UNREACHABLE CELLS HIT:") << cells[c].id << "=" << hits[c];
+            any = true;
+        }
+    if (any) o << "\n";
     double total = 0;
     for (double s : knob_seconds) total += s;
     o << "  knobs (cases, share of time):";
@@ -202,6 +212,15 @@ patch::CoverageSet rewrite_coverage(const Program& prog, const std::vector<std::
         (void)passes::run_pipeline(copy, rec, opts);
     }
     return cov;
+}
+
+std::string coverage_cells_markdown() {
+    std::string o = "| cell | what | rule (spec/patching.md) | reachable |\n|---|---|---|---|\n";
+    for (const auto& c : patch::coverage_cells()) {
+        o += "| `" + std::string(c.id) + "` | " + c.description + " | " + std::string(c.rule) + " | " +
+             (c.reachable ? std::string("yes") : "no: " + std::string(c.unreachable_reason)) + " |\n";
+    }
+    return o;
 }
 
 RefDirections ref_directions(const Program& prog) {

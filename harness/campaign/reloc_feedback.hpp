@@ -79,6 +79,10 @@ bool decode_reloc(std::string_view knob_field, std::string_view cells_field, Cas
 // patcher, under each of `arches` with default options otherwise (privileged, bpf-next).
 patch::CoverageSet rewrite_coverage(const Program& prog, const std::vector<std::string>& arches);
 
+// The cell table as a markdown table (id, what, rule, reachable or why not): what
+// docs/relocation-coverage.md lists, printed by `patchfuzz gen --cells`.
+std::string coverage_cells_markdown();
+
 // Where a program's references point, from the program alone: the directions issue 28 measures.
 struct RefDirections {
     uint32_t calls = 0, calls_backward = 0;          // bpf-to-bpf calls (target at or before the call)

@@ -43,6 +43,7 @@ constexpr const char* kUsage =
     "                   relocation-coverage cells its rewrite hits (every pass, x86_64 and jit32,\n"
     "                   incremental patcher) and where its calls, callbacks and jumps point\n"
     "  -o OUT           output file or directory\n"
+    "  --cells          print the relocation-coverage cell table (markdown) and exit\n"
     "\n"
     "The seed is printed on stderr as 'patchfuzz gen: seed S'. Exit: 0 ok, 2 bad usage or input.\n";
 
@@ -91,6 +92,9 @@ int cmd_gen(Args args) {
             return 0;
         } else if (a == "--json") {
             json = true;
+        } else if (a == "--cells") {
+            std::fputs(harness::coverage_cells_markdown().c_str(), stdout);
+            return 0;
         } else if (a == "--profile") {
             if (!value(profile)) return usage_error("--profile needs a name");
         } else if (a == "--from") {
