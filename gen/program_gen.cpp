@@ -366,6 +366,16 @@ void Builder::function(uint32_t idx, uint32_t limit) {
             set_target(f, j, here(f));
             break;
         }
+        case 2: {
+            // A callback's address loaded into r2 and left unused (r2 is free at every function
+            // entry but a callback's, whose `data` argument no generated callback reads): the
+            // prologue then goes in front of a PSEUDO_FUNC load, forward or backward.
+            uint32_t g = 1;
+            while (g < fns_.size() && fns_[g].role != Role::Callback) ++g;
+            if (g == fns_.size()) break;
+            add_call(f, emit_ld64(f, R2, BPF_PSEUDO_FUNC, 0, 0), g);
+            break;
+        }
         default: break;
     }
     // prologue

@@ -149,22 +149,18 @@ std::string_view transfer_unreachable(TK k, TR r, PK p) {
         (r == TR::FwdEnd || r == TR::FwdOver || r == TR::BwdOver))
         return "a prologue sits at a subprog start and jumps stay inside their subprog: none can cross it or "
                "target the insn right after its insn from before it";
+    // Both need a shape the verifier rejects: a forward jump to a subprog start leaves the previous
+    // subprog, and the insn right after a prologue's insn starts a subprog only when that subprog
+    // is a lone `exit` (R0 never set). An explicit removal that leaves a jump naming a removed insn
+    // can make either for the next batch; the generators avoid both.
     if (p == PK::Insert && (k == TK::Jump || k == TK::Gotol || k == TK::MayGoto) && r == TR::FwdAt)
-        return "a forward jump to a subprog start would come from the previous subprog: jumps reach a prologue's "
-               "insn only backward (calls and callback loads reach it both ways)";
+        return "a forward jump to a prologue's insn (a subprog start) would leave the previous subprog";
     if (p == PK::Insert && (k == TK::Call || k == TK::Func) && (r == TR::FwdEnd || r == TR::BwdEnd))
-        return "the insn right after a prologue's insn (a subprog start) is no subprog start in any generated "
-               "program (no subprog is one insn long), and calls name subprog starts";
+        return "a call to the insn right after a prologue's insn needs a one-insn subprog (a lone exit, which the "
+               "verifier rejects: R0 is never set)";
     if ((k == TK::Gotol || k == TK::MayGoto) && r == TR::BwdInside)
         return "the generated backward gotol and may_goto target their function's first insn, where a removal can "
                "only start (no removal spans a subprog start), never strictly inside one";
-    if (k == TK::Call && r == TR::SrcAt && p == PK::Insert)
-        return "an InsertBefore is placed at a subprog start, and no generated subprog starts with a call (the "
-               "kernel's prologues go before insn 0 and before may_goto subprogs)";
-    if (k == TK::Func && r == TR::SrcAt && p == PK::Insert)
-        return "an InsertBefore is placed at a subprog start, and no generated subprog starts with a callback load";
-    if (k == TK::Gotol && r == TR::SrcAt && p == PK::Insert)
-        return "no generated subprog starts with a gotol";
     return {};
 }
 
@@ -175,15 +171,11 @@ std::string_view index_unreachable(IK k, IR r, PK p) {
                "removal relates a record to a patch";
     if (k == IK::FakeExit && (r == IR::At || r == IR::Inside))
         return "the fake exit's start is the length: it names no insn a patch could start at or remove";
-    if (k == IK::Finfo && r == IR::Inside)
-        return "func_info names subprog starts, and no subprog start lies strictly inside a removal (§4.3)";
     if (p == PK::Insert && (k == IK::Subprog || k == IK::FakeExit) && r == IR::End)
-        return "a prologue sits at a subprog start: the insn after it starts no subprog (no subprog is one insn "
-               "long), and it is never the last insn";
+        return "the insn right after a prologue's insn starts a subprog or ends the program only when the "
+               "prologue's subprog is a lone exit (which the verifier rejects: R0 is never set)";
     if (p == PK::Insert && k == IK::InsnArray && (r == IR::At || r == IR::End))
         return "generated insn arrays hold gotox case blocks, never a subprog start or the insn after one";
-    if (k == IK::Subprog && r == IR::Inside)
-        return "no subprog start lies strictly inside a removal unless its whole subprog goes, which starts at it (§4.3)";
     return {};
 }
 
