@@ -36,6 +36,11 @@ struct BatchGenOptions {
     // (forward) or -32768 (backward) once the whole batch is applied, or one past that limit
     // (-ERANGE), half the time each: the S16 boundary itself, which a fixed oversize never hits.
     bool aim_limit = false;
+    // Outgoing transfers of patch buffers reach at most this far from their patch (0: anywhere in
+    // its subprog). For programs past 32767 insns: a buffer's own displacement near the S16 limit
+    // is where the kernel's generator and a deferred one may truncate differently (spec §7.3), a
+    // precondition the patchers' contract leaves out.
+    uint32_t max_reach = 0;
 };
 
 // Positions where the kernel's "entry at off stays" rules decide something: subprog starts, line

@@ -326,19 +326,22 @@ public:
         }
         if (knob_ == CaseKnob::Large) {
             // A few patches on a program past 32767 insns (every one probed for -ERANGE): the
-            // patchers' cost grows with patches x length. No prologues: with them the two model
-            // patchers disagree on such programs (an open finding of issue 28, which would stop
-            // every default campaign; `patchfuzz check` on the case in the issue's notes shows it).
+            // patchers' cost grows with patches x length. Outgoing transfers of the buffers stay
+            // short (BatchGenOptions::max_reach).
             bo.density_pct = 1;
             bo.boundary_pct = 2;
             bo.overflow_pct = 0;
-            bo.insert_before = false;
+            bo.max_reach = 2048;
         }
         if (knob_ == CaseKnob::TwoBatches) {
             gen::BatchGenOptions second = bo;
             second.overflow_pct = 100;
             second.aim_limit = Rng(seed ^ 0x61696dULL).chance(1, 2);
+            // No removals in the first: one can leave a jump naming a removed insn, which then
+            // names whatever moved there (another subprog's start), and the second batch would be
+            // drawn on a program the verifier rejects.
             bo.overflow_pct = 0;
+            bo.remove_pct = 0;
             c.patches = gen::generate_patch_batches(src, c.program, bo, second, 2);
             return;
         }
