@@ -18,6 +18,7 @@ add_test(NAME reloc_campaign_hits_every_reachable_cell
    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d[\"reloc_coverage\"]; \
 assert r[\"reachable\"] > 100, r[\"reachable\"]; \
 assert r[\"never_hit\"] == [], r[\"never_hit\"]; \
+assert r[\"unreachable_hit\"] == [], r[\"unreachable_hit\"]; \
 assert r[\"reachable_hit\"] == r[\"reachable\"]; \
 k=d[\"knobs\"]; assert all(k[n][\"cases\"] > 0 for n in k), k; \
 assert k[\"large\"][\"time_share\"] < 0.06, k' '${RELOC_OUT}.json' && \

@@ -108,6 +108,13 @@ std::string RelocFigures::json_fields() const {
     o << "\"reloc_coverage\": {\"reachable\": " << reachable() << ", \"reachable_hit\": " << reachable() - missing.size()
       << ", \"never_hit\": [";
     for (size_t i = 0; i < missing.size(); ++i) o << (i ? ", " : "") << "\"" << json_escape(std::string(missing[i])) << "\"";
+    o << "], \"unreachable_hit\": [";
+    bool first = true;
+    for (size_t c = 0; c < cells.size(); ++c)
+        if (!cells[c].reachable && hits[c] > 0) {
+            o << (first ? "" : ", ") << "\"" << json_escape(std::string(cells[c].id)) << "\"";
+            first = false;
+        }
     o << "], \"cells\": {";
     for (size_t c = 0; c < cells.size(); ++c)
         o << (c ? ", " : "") << "\"" << json_escape(std::string(cells[c].id)) << "\": " << hits[c];
@@ -138,7 +145,7 @@ std::string RelocFigures::text() const {
     bool any = false;
     for (size_t c = 0; c < cells.size(); ++c)
         if (!cells[c].reachable && hits[c] > 0) {
-            o << (any ? " " : "  UNREACHABLE CELLS HIT:") << cells[c].id << "=" << hits[c];
+            o << (any ? " " : "  UNREACHABLE CELLS HIT: ") << cells[c].id << "=" << hits[c];
             any = true;
         }
     if (any) o << "\n";
