@@ -21,7 +21,7 @@ assert r[\"never_hit\"] == [], r[\"never_hit\"]; \
 assert r[\"unreachable_hit\"] == [], r[\"unreachable_hit\"]; \
 assert r[\"reachable_hit\"] == r[\"reachable\"]; \
 k=d[\"knobs\"]; assert all(k[n][\"cases\"] > 0 for n in k), k; \
-assert k[\"large\"][\"time_share\"] < 0.06, k' '${RELOC_OUT}.json' && \
+assert k[\"large\"][\"time_share\"] < 0.04, k' '${RELOC_OUT}.json' && \
    '$<TARGET_FILE:patchfuzz>' report '${RELOC_OUT}' -o '${RELOC_OUT}.html' >/dev/null && \
    grep -q 'Relocation coverage' '${RELOC_OUT}.html' && grep -q 'ref/call/bwd-over' '${RELOC_OUT}.html' && \
    ! grep -q \"background:#f99\" '${RELOC_OUT}.html'")

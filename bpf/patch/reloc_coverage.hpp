@@ -76,7 +76,6 @@ public:
 
 private:
     std::vector<uint8_t> bits_;
-    std::vector<uint32_t> scratch_;
 };
 
 // A patcher that adds the cells of every batch it is given to a CoverageSet, then hands the batch

@@ -20,7 +20,7 @@ constexpr std::array<std::string_view, kKnobCount> kNames = {"passes", "explicit
 // small share that feedback may raise.
 constexpr std::array<uint32_t, kKnobCount> kBase = {700, 220, 40, 30, 3};
 // Most of the campaign's time a costly knob may take; past it, it pauses (weight 0).
-constexpr std::array<double, kKnobCount> kTimeCap = {1.0, 1.0, 0.08, 0.08, 0.03};
+constexpr std::array<double, kKnobCount> kTimeCap = {1.0, 1.0, 0.04, 0.04, 0.02};
 constexpr uint64_t kReweighEvery = 128;
 // The most a knob's weight is raised (times its base) when its cases hit rare cells best.
 constexpr uint32_t kBoost = 4;
