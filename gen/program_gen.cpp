@@ -413,13 +413,12 @@ void Builder::function(uint32_t idx, uint32_t limit) {
     }
     for (uint32_t g : f.must_loop) bpf_loop(f, g);
     block(f, 0, 0, body_limit, UINT32_MAX);
-    // A jump back to the function's first insn (insn 0 for main), behind a condition that never
-    // holds (the frame pointer is never 0): a backward reference to a subprog start that every
-    // prologue at that start must keep right (spec §3.7).
-    // A conditional jump, a gotol behind one, or a may_goto (taken only once the loop budget is
-    // spent, which one pass never does).
-    // Short functions only: in a function of near 32767 insns the jump would overflow once the
-    // passes grow it, which is the far jumps' business (GenOptions::far_jump_prob).
+    // A jump back to the function's first insn (insn 0 for main) that is never taken: a backward
+    // reference to a subprog start, which every prologue at that start must keep right (spec
+    // §3.7). A conditional jump on the frame pointer (never 0), a gotol behind one, or a may_goto
+    // (taken only once the loop budget is spent, which one run never does). Short functions only:
+    // in one of near 32767 insns the jump would overflow once the passes grow it, which is the far
+    // jumps' business (GenOptions::far_jump_prob).
     if (s_.chance(1, 4) && here(f) < 4096) {
         uint32_t j = 0;
         switch (s_.pick(3, Tag::Jump)) {
