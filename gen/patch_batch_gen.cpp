@@ -326,8 +326,14 @@ PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const Ba
             // precondition of patch.hpp, not a patcher behaviour): keep those above it.
             const uint32_t low = huge != UINT32_MAX && s.pos > huge ? huge + 1 : 0;
             if (s.kind == PatchKind::Replace) p.insns = gen_buffer(src, prog, lay, removed, s.pos, s.n, s.n, low, o.max_reach);
-            if (s.kind == PatchKind::InsertBefore)
+            if (s.kind == PatchKind::InsertBefore) {
                 p.insns = gen_buffer(src, prog, lay, removed, s.pos, s.n, s.n + 1, low, o.max_reach);
+                const auto later = std::upper_bound(lay.starts.begin(), lay.starts.end(), s.pos);
+                if (o.prologue_call_pct && later != lay.starts.end() && !removed[*later] && !is_ldimm64(p.insns[0]) &&
+                    src.draw(0, 99, Tag::Flag) < o.prologue_call_pct)
+                    // slot 0, local target n + 1 + (t - pos - 1): original t
+                    p.insns[0] = call_pseudo(static_cast<int32_t>(int64_t{s.n} + 1 + (int64_t{*later} - s.pos - 1) - 1));
+            }
         }
         batch.patches.push_back(std::move(p));
     }

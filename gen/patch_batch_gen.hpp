@@ -41,6 +41,10 @@ struct BatchGenOptions {
     // is where the kernel's generator and a deferred one may truncate differently (spec §7.3), a
     // precondition the patchers' contract leaves out.
     uint32_t max_reach = 0;
+    // Chance (%) that a prologue (InsertBefore) begins with a call to a later subprog: a batch
+    // drawn on the result then puts its own prologue in front of a call (the copied call keeps its
+    // imm, right for a forward target).
+    uint32_t prologue_call_pct = 0;
 };
 
 // Positions where the kernel's "entry at off stays" rules decide something: subprog starts, line

@@ -215,7 +215,7 @@ public:
         for (uint32_t cell = 0; cell < bits.size(); ++cell)
             if (bits[cell]) t.cells.push_back(cell);
         t.seconds = std::chrono::duration<double>(Clock::now() - case_start_).count();
-        if (generated_as) scheduler_.record(t.knob, t.cells, t.seconds);
+        if (generated_as) scheduler_.record(t.knob, t.cells);
         t.pass = report.counted_passes;
         for (const auto& v : report.verdicts) {
             switch (v.verdict.outcome) {
@@ -342,6 +342,7 @@ public:
             // drawn on a program the verifier rejects.
             bo.overflow_pct = 0;
             bo.remove_pct = 0;
+            bo.prologue_call_pct = 50;
             c.patches = gen::generate_patch_batches(src, c.program, bo, second, 2);
             return;
         }

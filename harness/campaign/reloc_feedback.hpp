@@ -6,7 +6,8 @@
 // aimed at the S16 limit, a program longer than 32767 insns, a second batch after a first one).
 // Running them at a fixed share either wastes the time budget or leaves the cells unhit. As AFL++
 // favours inputs that reach rare branches, the scheduler raises the weight of the knob whose cases
-// hit the rarely hit cells most per second, and caps the costly knobs' share of the time.
+// hit the rarely hit cells most per unit of cost, and caps the costly knobs' share of the time
+// (costs are fixed estimates per knob, so that a seed picks the same knobs on any machine).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -35,8 +36,9 @@ public:
     RareCellScheduler();
     // The knob of a case, from its seed and the weights (deterministic in both).
     [[nodiscard]] CaseKnob pick(uint64_t case_seed) const;
-    // A case made with `k` took `seconds` and hit `cells`.
-    void record(CaseKnob k, const std::vector<uint32_t>& cells, double seconds);
+    // A case made with `k` hit `cells`. Its cost is the knob's estimate, not the clock's: the
+    // knobs a seed picks do not depend on the machine's speed.
+    void record(CaseKnob k, const std::vector<uint32_t>& cells);
     [[nodiscard]] const std::array<uint32_t, kKnobCount>& weights() const { return weight_; }
 
 private:
@@ -44,7 +46,7 @@ private:
 
     std::array<uint32_t, kKnobCount> weight_{};
     std::array<uint64_t, kKnobCount> cases_{};
-    std::array<double, kKnobCount> seconds_{};
+    std::array<double, kKnobCount> seconds_{};  // estimated cost (kCost), in passes-case units
     std::vector<uint64_t> hits_;                       // per cell: cases that hit it
     std::vector<std::array<uint32_t, kKnobCount>> by_knob_;  // per cell and knob
     uint64_t total_ = 0;
