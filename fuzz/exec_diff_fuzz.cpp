@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }();
     static const patchfuzz::harness::KnownFindings known = patchfuzz::harness::KnownFindings::load(known_findings_dir(), cfg);
     const patchfuzz::harness::Case c = patchfuzz::fuzz::case_from_bytes(data, size);
-    const patchfuzz::harness::CaseReport report = known.without_known(patchfuzz::harness::run_case(c, cfg));
+    const patchfuzz::harness::CaseReport report = known.without_known(patchfuzz::fuzz::run_counted(c, cfg));
     if (report.failed()) patchfuzz::fuzz::report_failure(c, report);
     return 0;
 }

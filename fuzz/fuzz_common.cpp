@@ -8,6 +8,15 @@
 #include "harness/triage/triage.hpp"
 
 namespace patchfuzz::fuzz {
+namespace {
+
+// One counter per relocation-coverage cell (bpf/patch/reloc_coverage.hpp) in the section libFuzzer
+// reads as extra coverage: an input that hits a cell no earlier input hit (or hits it in a new
+// count bucket) is new coverage to libFuzzer's own guidance, like a new edge. Other engines and
+// the replay builds ignore the section.
+__attribute__((section("__libfuzzer_extra_counters"), used)) uint8_t g_reloc_counters[patch::kCoverageCellsMax];
+
+}  // namespace
 
 harness::Case case_from_bytes(const uint8_t* data, size_t size) {
     gen::GeneratedCase g = gen::decode_bytes(data, size);
@@ -32,8 +41,20 @@ void report_failure(const harness::Case& c, const harness::CaseReport& report) {
     std::abort();
 }
 
+harness::CaseReport run_counted(const harness::Case& c, const harness::RunConfig& cfg) {
+    thread_local patch::CoverageSet cov;
+    cov.clear();
+    harness::RunConfig counted = cfg;
+    counted.coverage = &cov;
+    harness::CaseReport r = harness::run_case(c, counted);
+    const std::vector<uint8_t>& bits = cov.bits();
+    for (size_t i = 0; i < bits.size(); ++i)
+        if (bits[i] && g_reloc_counters[i] != UINT8_MAX) ++g_reloc_counters[i];
+    return r;
+}
+
 void check_case(const harness::Case& c, const harness::RunConfig& cfg) {
-    const harness::CaseReport r = harness::run_case(c, cfg);
+    const harness::CaseReport r = run_counted(c, cfg);
     if (r.failed()) report_failure(c, r);
 }
 

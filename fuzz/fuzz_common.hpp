@@ -19,7 +19,11 @@ harness::Case case_from_bytes(const uint8_t* data, size_t size);
 // input and its stack.
 [[noreturn]] void report_failure(const harness::Case& c, const harness::CaseReport& report);
 
-// Runs a case under `cfg`; any Fail verdict goes to report_failure().
+// Runs a case under `cfg` and bumps the relocation-coverage counters (below) of the cells its
+// batches hit.
+harness::CaseReport run_counted(const harness::Case& c, const harness::RunConfig& cfg);
+
+// Runs a case under `cfg` (run_counted); any Fail verdict goes to report_failure().
 void check_case(const harness::Case& c, const harness::RunConfig& cfg);
 
 }  // namespace patchfuzz::fuzz

@@ -32,6 +32,19 @@ struct BatchGenOptions {
     bool insert_before = true;    // prologues at subprog starts (adjust_jmp_off)
     uint32_t max_n = 6;           // longest replacement
     uint32_t overflow_pct = 0;    // chance (%) of one oversized replacement (-ERANGE paths)
+    // The oversized replacement sized so that the jump it crosses lands exactly on +32767
+    // (forward) or -32768 (backward) once the whole batch is applied, or one past that limit
+    // (-ERANGE), half the time each: the S16 boundary itself, which a fixed oversize never hits.
+    bool aim_limit = false;
+    // Outgoing transfers of patch buffers reach at most this far from their patch (0: anywhere in
+    // its subprog). For programs past 32767 insns: a buffer's own displacement near the S16 limit
+    // is where the kernel's generator and a deferred one may truncate differently (spec §7.3), a
+    // precondition the patchers' contract leaves out.
+    uint32_t max_reach = 0;
+    // Chance (%) that a prologue (InsertBefore) begins with a call to a later subprog: a batch
+    // drawn on the result then puts its own prologue in front of a call (the copied call keeps its
+    // imm, right for a forward target).
+    uint32_t prologue_call_pct = 0;
 };
 
 // Positions where the kernel's "entry at off stays" rules decide something: subprog starts, line
@@ -40,6 +53,13 @@ std::vector<char> boundary_positions(const Program& prog);
 
 // A valid batch for `prog` (see above). Deterministic in the choices `src` makes.
 patch::PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const BatchGenOptions& opts);
+
+// `count` batches, each drawn for the program the batches before it made (applied with the
+// incremental patcher, the kernel model): `first` for the first, `rest` for the others. Stops
+// early when a batch fails (a later one would patch a discarded program). A later batch patches
+// insns whose load-time index (aux orig_idx) is no longer their index.
+std::vector<patch::PatchBatch> generate_patch_batches(ChoiceSource& src, const Program& prog, const BatchGenOptions& first,
+                                                      const BatchGenOptions& rest, uint32_t count);
 
 // Adds up to `max` poke descriptors (kernel: bpf_jit_poke_descriptor of a constant-key tail call)
 // at tail calls first, then at other first slots, so that batches can patch a poke's own insn;

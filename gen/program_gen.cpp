@@ -28,7 +28,9 @@ constexpr int16_t slot_off(uint32_t k) { return static_cast<int16_t>(-8 * static
 constexpr uint32_t kMaxItem = 28;  // largest fixed part of any item (a new item needs this much room)
 constexpr uint32_t kMaxSubprogs = 6;  // besides main
 
-enum class Role : uint8_t { Main, Normal, Callback };
+// Dead: a normal function called only from code the verifier never saw (Item::Dead's shape), so
+// that dead-code removal deletes the whole subprog and its func_info (spec/patching.md §4.3).
+enum class Role : uint8_t { Main, Normal, Callback, Dead };
 
 // Items of a block. Order matters for shrinking: lower = simpler.
 enum class Item : uint8_t {
@@ -220,6 +222,7 @@ private:
     const bool fixed_far_jumps_;
     Program p_;
     std::vector<Fn> fns_;
+    std::array<uint32_t, kMaxSubprogs + 1> layout_{}, place_{};  // function at each place, place of each function
     bool dead_ = false;
     uint32_t cur_ = 0;
     uint32_t lookups_left_ = 0;      // exact-lookup mode
@@ -301,14 +304,21 @@ GeneratedCase Builder::run() {
     fns_[0].has_ctx = true;
     for (uint32_t g = 1; g <= nsub; ++g) {
         Fn& fg = fns_[g];
-        fg.role = s_.chance(1, 3) ? Role::Callback : Role::Normal;
-        fg.has_ctx = fg.role == Role::Normal;
+        fg.role = s_.chance(1, 3) ? Role::Callback : s_.chance(1, 8) ? Role::Dead : Role::Normal;
+        fg.has_ctx = fg.role != Role::Callback;
         fg.cb_ret_one = fg.role == Role::Callback && s_.flag();
-        // caller: a lower non-callback function
+        // caller: a lower function that is neither a callback nor dead (a dead caller would leave
+        // its callee seen but never called)
         uint32_t f = static_cast<uint32_t>(s_.draw(0, g - 1, Tag::Misc));
-        while (f > 0 && fns_[f].role == Role::Callback) --f;
+        while (f > 0 && (fns_[f].role == Role::Callback || fns_[f].role == Role::Dead)) --f;
         (fg.role == Role::Callback ? fns_[f].must_loop : fns_[f].must_call).push_back(g);
     }
+    // Where each function goes: main first (subprog 0 starts at insn 0), the others in any order,
+    // so that calls and callback loads point backward as well as forward (a real object's .text
+    // puts a callee before or after its caller as it likes). layout_[k] = the function at place k.
+    for (size_t g = 0; g < fns_.size(); ++g) layout_[g] = static_cast<uint32_t>(g);
+    for (size_t k = fns_.size(); k > 2; --k) std::swap(layout_[k - 1], layout_[1 + s_.pick(static_cast<uint32_t>(k - 1), Tag::Misc)]);
+    for (size_t k = 0; k < fns_.size(); ++k) place_[layout_[k]] = static_cast<uint32_t>(k);
     if (o_.exact_lookups) {
         lookups_left_ = o_.exact_hash_lookups;
         hash_map_ = map_of(BPF_MAP_TYPE_HASH, 0);
@@ -346,7 +356,38 @@ void Builder::function(uint32_t idx, uint32_t limit) {
     Fn& f = fns_[idx];
     f.reserve(limit + kMaxItem);
     f.zext_all = s_.chance(1, 4);
-    const uint32_t body_limit = limit > 2 ? limit - 2 : 0;
+    dead_ = f.role == Role::Dead;
+    const uint32_t body_limit = limit > 4 ? limit - 4 : 0;
+    // A function may begin with a jump or a may_goto (both paths meet at its third insn): the
+    // may_goto prologue then goes in front of a transfer, or of a patched one (spec §5.3.1).
+    switch (s_.pick(8, Tag::Kind)) {
+        case 0: {
+            const uint32_t j = emit(f, isa::jmp_imm(s_.flag() ? BPF_JEQ : BPF_JNE, R1, 0, 0));
+            emit(f, isa::mov64_imm(R0, 0));
+            set_target(f, j, here(f));
+            break;
+        }
+        case 1: {
+            const uint32_t j = emit(f, isa::may_goto(0));
+            emit(f, isa::mov64_imm(R0, 0));
+            set_target(f, j, here(f));
+            break;
+        }
+        case 2: {
+            // A callback's address loaded into r2 and left unused (r2 is free at every function
+            // entry but a callback's, whose `data` argument no generated callback reads): a
+            // prologue then goes in front of a PSEUDO_FUNC load. Only of a callback placed after
+            // the function: the kernel's copy of a backward one after the may_goto prologue keeps
+            // its imm and names the wrong insn (spec §8; an open finding of issue 28, which every
+            // campaign would otherwise hit).
+            uint32_t g = 1;
+            while (g < fns_.size() && (fns_[g].role != Role::Callback || place_[g] <= place_[idx])) ++g;
+            if (g == fns_.size()) break;
+            add_call(f, emit_ld64(f, R2, BPF_PSEUDO_FUNC, 0, 0), g);
+            break;
+        }
+        default: break;
+    }
     // prologue
     if (f.role == Role::Callback) {
         emit(f, isa::mov64_reg(kVars[0], R1));  // loop index
@@ -357,9 +398,39 @@ void Builder::function(uint32_t idx, uint32_t limit) {
     emit(f, isa::mov64_imm(kVars[1], imm32()));
     emit(f, isa::mov64_imm(kVars[2], imm32()));
     // calls every subprog needs to be reachable
-    for (uint32_t g : f.must_call) call_sub(f, g);
+    for (uint32_t g : f.must_call) {
+        if (fns_[g].role != Role::Dead) {
+            call_sub(f, g);
+            continue;
+        }
+        // Item::Dead's never-taken branch around the only call of a dead function.
+        emit(f, isa::mov64_imm(R0, 0));
+        const uint32_t j = emit(f, isa::jmp_imm(BPF_JEQ, R0, 0, 0));
+        dead_ = true;
+        call_sub(f, g);
+        dead_ = f.role == Role::Dead;
+        set_target(f, j, here(f));
+    }
     for (uint32_t g : f.must_loop) bpf_loop(f, g);
     block(f, 0, 0, body_limit, UINT32_MAX);
+    // A jump back to the function's first insn (insn 0 for main) that is never taken: a backward
+    // reference to a subprog start, which every prologue at that start must keep right (spec
+    // §3.7). A conditional jump on the frame pointer (never 0), a gotol behind one, or a may_goto
+    // (taken only once the loop budget is spent, which one run never does). Short functions only:
+    // in one of near 32767 insns the jump would overflow once the passes grow it, which is the far
+    // jumps' business (GenOptions::far_jump_prob).
+    if (s_.chance(1, 4) && here(f) < 4096) {
+        uint32_t j = 0;
+        switch (s_.pick(3, Tag::Jump)) {
+            case 0: j = emit(f, isa::jmp_imm(BPF_JEQ, R10, 0, 0)); break;
+            case 1:
+                emit(f, isa::jmp_imm(BPF_JNE, R10, 0, 1));
+                j = emit(f, isa::gotol(0));
+                break;
+            default: j = emit(f, isa::may_goto(0)); break;
+        }
+        set_target(f, j, 0);
+    }
     if (idx == 0) {
         while (o_.exact_lookups && lookups_left_) lookup(f, BPF_MAP_TYPE_HASH, 0);
         // reach min_insns
@@ -373,6 +444,7 @@ void Builder::function(uint32_t idx, uint32_t limit) {
     else
         emit(f, isa::mov64_reg(R0, var()));
     emit(f, isa::exit_insn());
+    dead_ = false;
 }
 
 void Builder::block(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit, uint32_t want) {
@@ -1075,9 +1147,10 @@ void Builder::site_item(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
             emit(f, isa::mov64_imm(R0, 0));
             const uint32_t j = emit(f, isa::jmp_imm(BPF_JEQ, R0, 0, 0));
             const uint32_t n = static_cast<uint32_t>(s_.draw(1, 6, Tag::Len));
+            const bool was_dead = dead_;  // inside a dead function everything stays unseen
             dead_ = true;
             for (uint32_t i = 0; i < n; ++i) alu(f);
-            dead_ = false;
+            dead_ = was_dead;
             set_target(f, j, here(f));
             return;
         }
@@ -1097,9 +1170,14 @@ void Builder::site_item(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
 }
 
 void Builder::finish() {
-    std::array<uint32_t, kMaxSubprogs + 2> start{};  // where each function starts, then the end
-    for (size_t g = 0; g < fns_.size(); ++g) start[g + 1] = start[g] + here(fns_[g]);
-    const uint32_t total = start[fns_.size()];
+    const auto& layout = layout_;
+    const auto& place = place_;
+    std::array<uint32_t, kMaxSubprogs + 2> start{};  // where each function starts (by function), then the end
+    uint32_t total = 0;
+    for (size_t k = 0; k < fns_.size(); ++k) {
+        start[layout[k]] = total;
+        total += here(fns_[layout[k]]);
+    }
     // Every function is copied, main too (the Emitted buffers are no vectors to move): a hundred
     // insns' copy costs less than the growth checks emit() no longer inlines.
     p_.insns.reserve(total);
@@ -1112,7 +1190,8 @@ void Builder::finish() {
     p_.subprogs.reserve(fns_.size() + 1);
     if (btf) p_.finfo.reserve(fns_.size());
     uint32_t line = 1;
-    for (size_t g = 0; g < fns_.size(); ++g) {
+    for (size_t k = 0; k < fns_.size(); ++k) {
+        const size_t g = layout[k];
         Fn& f = fns_[g];
         const uint32_t base = start[g];
         SubprogInfo si;
@@ -1125,9 +1204,14 @@ void Builder::finish() {
         if (btf) p_.finfo.push_back(FuncInfo{.insn_off = base, .type_id = 100 + static_cast<uint32_t>(g)});
         p_.insns.insert(p_.insns.end(), f.code.begin(), f.code.end());
         p_.aux.insert(p_.aux.end(), f.aux.begin(), f.aux.end());
+        // bpf_loop calls name their callback by subprog number: its place in the layout.
+        for (uint32_t i = 0; i < here(f); ++i) {
+            uint32_t& cb = p_.aux[base + i].loop_callback_subprogno;
+            if (cb != 0) cb = place[cb];
+        }
         for (auto [at, tgt] : f.calls)
             p_.insns[base + at].imm = static_cast<int32_t>(start[tgt]) - static_cast<int32_t>(base + at) - 1;
-        const uint32_t flen = start[g + 1] - base;
+        const uint32_t flen = here(f);
         // Through a local pointer: p_.insns itself would be reloaded after every record pushed.
         const Insn* const code = p_.insns.data() + base;
         for (uint32_t i = 0; btf && i < flen; ++i) {
@@ -1147,7 +1231,7 @@ void Builder::finish() {
     p_.subprogs.push_back(SubprogInfo{.start = total, .linfo_idx = static_cast<uint32_t>(p_.linfo.size())});
     // Every insn's orig_idx is its index in its function until here (emit()), and main comes first.
     InsnAux* const aux = p_.aux.data();
-    for (uint32_t i = start[1]; i < total; ++i) aux[i].orig_idx = i;
+    for (uint32_t i = here(fns_[0]); i < total; ++i) aux[i].orig_idx = i;
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 # Campaigns (`patchfuzz fuzz`): every case is judged without the exec oracle's traces
 # (RunConfig::failure_details); a new finding is run again in full, so that its bucket's verdict.txt
 # still shows the input and both traces. The V3 iterator inline (bug class B2) is found on x86_64
-# within the first thousand cases of seed 1, a bucket no filed finding covers (exit 1: findings).
+# within the first two thousand cases of seed 1, a bucket no filed finding covers (exit 1: findings).
 set(CAMPAIGN_OUT ${CMAKE_BINARY_DIR}/test-campaign)
 add_test(NAME fuzz_new_finding_is_reported_in_full
          COMMAND sh -c "rm -rf '${CAMPAIGN_OUT}' && \
-   '$<TARGET_FILE:patchfuzz>' fuzz --runs 1000 --seed 1 --iter-inline v3 --oracles exec --arch x86_64 \
+   '$<TARGET_FILE:patchfuzz>' fuzz --runs 2000 --seed 1 --iter-inline v3 --oracles exec --arch x86_64 \
      --out '${CAMPAIGN_OUT}' --quiet >/dev/null 2>&1; test $? -eq 1 && \
    v=$(ls '${CAMPAIGN_OUT}'/findings/*/verdict.txt | head -n 1) && test -n \"$v\" && \
    grep -q 'input: ' \"$v\" && grep -q 'reference trace (last' \"$v\" && grep -q 'rewritten trace (last' \"$v\" && \

@@ -55,10 +55,14 @@ std::optional<passes::IterInline> parse_iter(const std::string& s) {
 }
 
 // Everything one case contributes to the summary, in a form a worker can stream to its parent as
-// one line: "C <pass> <fail> <unknown> <skip> <triggers,> <unknown reasons|> <insns>".
+// one line: "C <pass> <fail> <unknown> <skip> <triggers,> <unknown reasons|> <insns> <knob:seconds>
+// <relocation cells,>".
 struct CaseTally {
     uint64_t pass = 0, fail = 0, unknown = 0, skip = 0;
     uint64_t insns = 0;  // the case's program length
+    CaseKnob knob = CaseKnob::Passes;  // what the case was made with (reloc_feedback.hpp)
+    double seconds = 0;                // making and judging it
+    std::vector<uint32_t> cells;       // relocation-coverage cells its batches hit
     std::vector<std::string> triggers;  // the passes that emitted patches, each once
     std::vector<std::string> unknown_reasons;
 
@@ -72,7 +76,8 @@ struct CaseTally {
             u += (u.empty() ? "" : "|") + r;
         }
         return "C\t" + std::to_string(pass) + "\t" + std::to_string(fail) + "\t" + std::to_string(unknown) + "\t" +
-               std::to_string(skip) + "\t" + (t.empty() ? "-" : t) + "\t" + (u.empty() ? "-" : u) + "\t" + std::to_string(insns);
+               std::to_string(skip) + "\t" + (t.empty() ? "-" : t) + "\t" + (u.empty() ? "-" : u) + "\t" + std::to_string(insns) + "\t" +
+               encode_reloc(knob, seconds, cells);
     }
 };
 
@@ -94,6 +99,7 @@ public:
         s_.insns += t.insns;
         for (const auto& x : t.triggers) ++s_.pass_triggers[x];
         for (const auto& r : t.unknown_reasons) ++s_.unknown_reasons[r];
+        s_.reloc.add_case(t.knob, t.cells, t.seconds);
     }
     // What a worker reports: a case's tally (straight from an in-process worker) or a line.
     void take(const CaseTally& t) { add(t); }
@@ -103,7 +109,7 @@ public:
     void add_line(std::string_view line) {
         std::vector<std::string_view> f;
         split(line, '\t', f);
-        if (f.size() == 8 && f[0] == "C") {
+        if (f.size() == 10 && f[0] == "C") {
             CaseTally t;
             t.pass = number(f[1]);
             t.fail = number(f[2]);
@@ -119,6 +125,8 @@ public:
                 for (auto x : parts) t.unknown_reasons.emplace_back(x);
             }
             t.insns = number(f[7]);
+            PATCHFUZZ_CHECK(decode_reloc(f[8], f[9], t.knob, t.seconds, t.cells),
+                            "campaign: malformed relocation fields in a worker's report line");
             add(t);
         } else if (f.size() >= 3 && f[0] == "F") {
             add_finding(f[1] == "1", std::string(f[2]));
@@ -182,20 +190,33 @@ public:
     Worker(const CampaignConfig& cfg, Clock::time_point t0, const KnownFindings* known = nullptr)
         : cfg_(cfg), t0_(t0), known_(known), brief_(judging(cfg.run)), counting_(brief_) {
         counting_.keep_passes = false;
+        counting_.coverage = &coverage_;
     }
 
     template <class Emit>
     void run_indices(uint64_t first, uint64_t step, uint64_t end, Emit&& emit) {
-        for (uint64_t i = first; i < end && !stopped(); i += step) run_one(make_case(i), emit, i);
+        for (uint64_t i = first; i < end && !stopped(); i += step) {
+            case_start_ = Clock::now();
+            knob_ = cfg_.profile.empty() ? scheduler_.pick(case_seed(cfg_.seed, i)) : CaseKnob::Passes;
+            run_one(make_case(i), emit, i);
+        }
     }
 
     // `generated_as`: the index of a case this campaign generated (make_case), which may be saved
     // to the corpus; none for a corpus case.
     template <class Emit>
     void run_one(const Case& c, Emit&& emit, std::optional<uint64_t> generated_as) {
+        if (!generated_as) case_start_ = Clock::now();
+        coverage_.clear();
         const CaseReport report = run_case(c, counting_);
         CaseTally t;
         t.insns = c.program.len();
+        t.knob = generated_as ? knob_ : CaseKnob::Passes;
+        const std::vector<uint8_t>& bits = coverage_.bits();
+        for (uint32_t cell = 0; cell < bits.size(); ++cell)
+            if (bits[cell]) t.cells.push_back(cell);
+        t.seconds = std::chrono::duration<double>(Clock::now() - case_start_).count();
+        if (generated_as) scheduler_.record(t.knob, t.cells);
         t.pass = report.counted_passes;
         for (const auto& v : report.verdicts) {
             switch (v.verdict.outcome) {
@@ -253,6 +274,8 @@ public:
         append_number(*generated_as);
         found_by += ", case seed ";
         append_number(c.seed);
+        found_by += ", knob ";
+        found_by += knob_name(knob_);
         found_by += ')';
         found.comments.push_back(std::move(found_by));
         return found;
@@ -266,32 +289,66 @@ public:
             c.program = gen::generate_profile(cfg_.profile, seed);
             c.inputs = gen::make_inputs(c.program, src, 2);
         } else {
-            // 1 case in 4 (decided by the case seed) is patcher-only: one explicit random batch that
-            // patches the side-table boundaries (a poke's insn, subprog starts, line info, insn
-            // arrays, removals, -ERANGE) which the passes rarely or never patch. Such a case is
-            // never executed (the runner runs the exec oracle on the passes' rewrites), so it
-            // gets no inputs (the generator makes the same choices either way).
-            const bool patcher_only = Rng(seed ^ 0x7061746368ULL).chance(1, 4);
+            // A case but the passes' (knob_, reloc_feedback.hpp) is patcher-only: explicit random
+            // batches that patch the side-table boundaries (a poke's insn, subprog starts, line
+            // info, insn arrays, removals, -ERANGE) which the passes rarely or never patch. Such a
+            // case is never executed (the runner runs the exec oracle on the passes' rewrites), so
+            // it gets no inputs (the generator makes the same choices either way).
+            const bool patcher_only = knob_ != CaseKnob::Passes;
             gen::GenOptions go;
             go.max_insns = cfg_.max_insns;
+            if (knob_ == CaseKnob::Large) {  // a length around and past 32767
+                go.min_insns = 32768;
+                go.max_insns = 33500;
+            }
             go.compute_stats = false;  // nothing here reads GeneratedCase::stats
             if (patcher_only) go.inputs = 0;
             auto g = gen::generate(src, go);
             c.program = std::move(g.program);
             c.inputs = std::move(g.inputs);
-            if (patcher_only) {
-                gen::add_poke_descriptors(src, c.program, 3);
-                gen::BatchGenOptions bo;
-                // The -ERANGE paths need a patch of > 32767 insns: costly, so 1 case in 1024.
-                bo.overflow_pct = Rng(seed ^ 0x6f766572ULL).chance(1, 256) ? 100 : 0;
-                // Moved in: a braced list would copy the batch, every patch's insns included.
-                c.patches.push_back(gen::generate_patch_batch(src, c.program, bo));
-            }
+            if (patcher_only) explicit_batches(src, seed, c);
         }
         c.seed = seed;
         c.options.iter_inline = parse_iter(cfg_.iter_inline).value_or(passes::IterInline::V4);
         // Without its found-by comment: as_found() adds it to the few cases written.
         return c;
+    }
+
+    // The explicit batches of a patcher-only case, by knob_.
+    void explicit_batches(gen::RngSource& src, uint64_t seed, Case& c) const {
+        gen::add_poke_descriptors(src, c.program, 3);
+        gen::BatchGenOptions bo;
+        // The -ERANGE paths need a patch of > 32767 insns: costly, so rare but for the knobs that
+        // are about them (the scheduler bounds their share of the time).
+        bo.overflow_pct = Rng(seed ^ 0x6f766572ULL).chance(1, 256) ? 100 : 0;
+        if (knob_ == CaseKnob::AimedLimit) {
+            bo.overflow_pct = 100;
+            bo.aim_limit = true;
+        }
+        if (knob_ == CaseKnob::Large) {
+            // A few patches on a program past 32767 insns (every one probed for -ERANGE): the
+            // patchers' cost grows with patches x length. Outgoing transfers of the buffers stay
+            // short (BatchGenOptions::max_reach).
+            bo.density_pct = 1;
+            bo.boundary_pct = 2;
+            bo.overflow_pct = 0;
+            bo.max_reach = 2048;
+        }
+        if (knob_ == CaseKnob::TwoBatches) {
+            gen::BatchGenOptions second = bo;
+            second.overflow_pct = 100;
+            second.aim_limit = Rng(seed ^ 0x61696dULL).chance(1, 2);
+            // No removals in the first: one can leave a jump naming a removed insn, which then
+            // names whatever moved there (another subprog's start), and the second batch would be
+            // drawn on a program the verifier rejects.
+            bo.overflow_pct = 0;
+            bo.remove_pct = 0;
+            bo.prologue_call_pct = 50;
+            c.patches = gen::generate_patch_batches(src, c.program, bo, second, 2);
+            return;
+        }
+        // Moved in: a braced list would copy the batch, every patch's insns included.
+        c.patches.push_back(gen::generate_patch_batch(src, c.program, bo));
     }
 
     bool stopped() const { return g_stop_campaign.load() || (cfg_.seconds > 0 && since(t0_) >= cfg_.seconds); }
@@ -306,6 +363,12 @@ private:
     // with brief_ itself: it re-runs a case and reads every verdict.
     RunConfig counting_;
     std::set<std::string, std::less<>> seen_features_;
+    // Relocation coverage: the cells of the case being run, the knob it is made with, when it
+    // began, and the scheduler that picks the knobs (its feedback is this worker's own cases).
+    patch::CoverageSet coverage_;
+    CaseKnob knob_ = CaseKnob::Passes;
+    Clock::time_point case_start_;
+    RareCellScheduler scheduler_;
 };
 
 std::string kernel_status(const CampaignSummary& s) {
@@ -533,6 +596,7 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
     sum.seconds = since(t0);
     add_row(sum.seconds);
     (void)write_file_atomic(cfg.out_dir + "/summary.json", sum.to_json() + "\n");
+    (void)write_file_atomic(cfg.out_dir + "/reloc_coverage.csv", sum.reloc.csv());
     if (cfg.status_line) print_status(sum, sum.seconds, true);
     return sum;
 }
@@ -572,7 +636,8 @@ std::string CampaignSummary::to_json() const {
         o << (first ? "" : ", ") << "\"" << json_escape(k) << "\": " << v;
         first = false;
     }
-    o << "}, \"corpus_added\": " << corpus_added << ", \"workers_crashed\": " << workers_crashed;
+    o << "}, \"corpus_added\": " << corpus_added << ", \"workers_crashed\": " << workers_crashed << ", "
+      << reloc.json_fields();
     if (kernel) {
         const auto& k = *kernel;
         o << ", \"kernel\": {\"release\": \"" << json_escape(k.release) << "\", \"batches\": " << k.batches
@@ -608,6 +673,7 @@ std::string CampaignSummary::to_text() const {
     o << "  known        " << known << " failing case(s) matched the " << known_files << " filed finding(s)\n";
     for (const auto& [k, v] : known_hits) o << "    " << v << " x " << k << "\n";
     if (corpus_added) o << "  corpus       +" << corpus_added << " new-coverage cases\n";
+    o << reloc.text();
     if (workers_crashed) o << "  WORKERS CRASHED: " << workers_crashed << "\n";
     if (kernel) {
         const auto& k = *kernel;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/campaign/kernel_stream.hpp"
+#include "harness/campaign/reloc_feedback.hpp"
 #include "harness/runner/runner.hpp"
 
 namespace patchfuzz::harness {
@@ -51,6 +52,7 @@ struct CampaignSummary {
     uint64_t corpus_added = 0;
     uint32_t workers_crashed = 0;
     std::optional<KernelStreamFigures> kernel;  // with the `kernel` oracle
+    RelocFigures reloc;  // relocation coverage per cell, and the time per case knob
 
     [[nodiscard]] double cases_per_sec() const { return seconds > 0 ? double(cases) / seconds : 0; }
     [[nodiscard]] double mean_insns() const { return cases > 0 ? double(insns) / double(cases) : 0; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -60,6 +61,67 @@ std::string svg_chart(const std::string& title, const std::vector<double>& xs, c
 
 }  // namespace
 
+// The relocation-coverage grid from reloc_coverage.csv (harness/campaign/reloc_feedback.hpp):
+// one row per reference and relation, one column per patch kind; then the patch classes and the
+// boundary cells. Green: hit (with the number of cases), red: reachable but never hit, grey: not
+// reachable (the table in bpf/patch/reloc_coverage.cpp says why).
+Expected<std::string> reloc_grid(const fs::path& csv) {
+    struct Cell {
+        bool reachable = false;
+        uint64_t hits = 0;
+    };
+    std::vector<std::string> rows;
+    std::map<std::string, std::map<std::string, Cell>> grid;  // row -> patch kind -> cell
+    std::vector<std::pair<std::string, Cell>> singles;
+    std::istringstream in(slurp(csv));
+    std::string line;
+    size_t lineno = 0;
+    while (std::getline(in, line)) {
+        if (++lineno == 1) continue;
+        std::vector<std::string> f;
+        std::istringstream ls(line);
+        std::string x;
+        while (std::getline(ls, x, ',')) f.push_back(x);
+        if (f.size() != 4 || (f[2] != "0" && f[2] != "1") || f[3].empty() ||
+            f[3].find_first_not_of("0123456789") != std::string::npos)
+            return Error{csv.string() + ":" + std::to_string(lineno), "expected id,family,reachable(0|1),hits"};
+        const Cell c{f[2] == "1", std::stoull(f[3])};
+        const size_t last = f[0].rfind('/');
+        if (f[1] == "ref" || f[1] == "idx") {
+            const std::string row = f[0].substr(0, last);
+            if (!grid.count(row)) rows.push_back(row);
+            grid[row][f[0].substr(last + 1)] = c;
+        } else {
+            singles.emplace_back(f[0], c);
+        }
+    }
+    auto td = [](const Cell* c) {
+        if (c == nullptr) return std::string("<td></td>");
+        if (!c->reachable) return std::string("<td style='background:#ddd'>n/a</td>");
+        if (c->hits == 0) return std::string("<td style='background:#f99'>0</td>");
+        return "<td style='background:#9d9'>" + std::to_string(c->hits) + "</td>";
+    };
+    std::ostringstream o;
+    o << "<h2>Relocation coverage</h2><p>Cases that hit each cell (green), reachable cells never hit (red), "
+         "cells the modelled passes and batches cannot produce (grey).</p>"
+         "<table style='border-collapse:collapse;font-size:12px' border=1><tr><th>reference / relation</th>"
+         "<th>replace</th><th>insert</th><th>remove</th></tr>";
+    for (const auto& r : rows) {
+        o << "<tr><td>" << esc(r) << "</td>";
+        for (const char* k : {"replace", "insert", "remove"}) {
+            const auto& m = grid[r];
+            const auto it = m.find(k);
+            o << td(it == m.end() ? nullptr : &it->second);
+        }
+        o << "</tr>";
+    }
+    o << "</table><table style='border-collapse:collapse;font-size:12px;margin-top:8px' border=1>"
+         "<tr><th>patch class / boundary</th><th>cases</th></tr>";
+    for (const auto& [id, c] : singles) o << "<tr><td>" << esc(id) << "</td>" << td(&c) << "</tr>";
+    o << "</table>";
+    return o.str();
+}
+
 Expected<std::string> render_campaign_report(const std::string& dir, const std::string& bench_plot) {
     const fs::path d(dir);
     if (!fs::is_directory(d)) return Error{dir, "not a directory"};
@@ -105,6 +167,11 @@ Expected<std::string> render_campaign_report(const std::string& dir, const std::
     o << svg_chart("passes that emitted patches (coverage)", t, covered, "passes");
     o << svg_chart("unknown verdicts (never counted as pass)", t, unknown, "unknown");
     o << svg_chart("findings", t, findings, "findings");
+    if (fs::exists(d / "reloc_coverage.csv")) {
+        auto grid = reloc_grid(d / "reloc_coverage.csv");
+        if (!grid) return grid.error();
+        o << *grid;
+    }
     o << "<h2>Buckets</h2>";
     const fs::path fd = d / "findings";
     std::vector<fs::path> buckets;

@@ -17,6 +17,7 @@
 #include "gen/rng_source.hpp"
 #include "gen/seed_case.hpp"
 #include "harness/case/case_file.hpp"
+#include "harness/campaign/reloc_feedback.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
@@ -38,8 +39,11 @@ constexpr const char* kUsage =
     "  --density D      share of items that are rewrite sites, 0..1 (default 0.1)\n"
     "  --far-jumps P    chance of a jump displacement near +-32767 (needs --size > 32767)\n"
     "  --subprogs N     at most N subprogs (default 4)\n"
-    "  --json           print one JSON line of statistics per case on stdout\n"
+    "  --json           print one JSON line of statistics per case on stdout, with \"reloc\": the\n"
+    "                   relocation-coverage cells its rewrite hits (every pass, x86_64 and jit32,\n"
+    "                   incremental patcher) and where its calls, callbacks and jumps point\n"
     "  -o OUT           output file or directory\n"
+    "  --cells          print the relocation-coverage cell table (markdown) and exit\n"
     "\n"
     "The seed is printed on stderr as 'patchfuzz gen: seed S'. Exit: 0 ok, 2 bad usage or input.\n";
 
@@ -88,6 +92,9 @@ int cmd_gen(Args args) {
             return 0;
         } else if (a == "--json") {
             json = true;
+        } else if (a == "--cells") {
+            std::fputs(harness::coverage_cells_markdown().c_str(), stdout);
+            return 0;
         } else if (a == "--profile") {
             if (!value(profile)) return usage_error("--profile needs a name");
         } else if (a == "--from") {
@@ -184,6 +191,8 @@ int cmd_gen(Args args) {
         if (json) {
             std::string j = gen::stats_json(c.stats);
             j.insert(1, "\"seed\":" + std::to_string(s) + ",\"file\":\"" + json_escape(path) + "\",");
+            j.insert(j.size() - 1, ",\"reloc\":" + harness::coverage_json(harness::rewrite_coverage(kc.program, {"x86_64", "jit32"}),
+                                                                       harness::ref_directions(kc.program)));
             std::printf("%s\n", j.c_str());
         }
     }

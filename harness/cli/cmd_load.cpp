@@ -1,4 +1,4 @@
-// patchfuzz load X.bpf.o [--json]: open an object with the libbpf loader (in a child process) and
+// patchfuzz load X.bpf.o [--json] [--coverage]: open an object with the libbpf loader (in a child process) and
 // summarise each program as the rewrite passes will see it.
 #include <cstdio>
 #include <map>
@@ -10,13 +10,15 @@
 #include "bpf/loader/bpf_names.hpp"
 #include "bpf/loader/loader.hpp"
 #include "bpf/loader/lookup_scan.hpp"
+#include "bpf/passes/infer_facts.hpp"
+#include "harness/campaign/reloc_feedback.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: patchfuzz load X.bpf.o [--json]\n"
+    "usage: patchfuzz load X.bpf.o [--json] [--coverage]\n"
     "\n"
     "Opens a BPF ELF object with libbpf (no privileges, nothing loaded into the kernel; the open\n"
     "runs in a child process so a malformed object cannot crash patchfuzz), appends the called\n"
@@ -24,7 +26,11 @@ constexpr const char* kUsage =
     "count, subprogs, maps (type, key/value size, max entries, flags), line-info and func-info\n"
     "counts, kfunc calls, map lookups per map type, and the time the open took.\n"
     "\n"
-    "  --json   one JSON object on stdout instead of the text summary\n"
+    "  --json       one JSON object on stdout instead of the text summary\n"
+    "  --coverage   also the relocation-coverage cells each program's rewrite hits (every pass,\n"
+    "               x86_64 and jit32, verifier facts inferred as `patchfuzz rewrite` does) and\n"
+    "               where its calls, callbacks and jumps point: the yardstick for the generator's\n"
+    "               mix (docs/relocation-coverage.md)\n"
     "\n"
     "exit: 0 ok, 2 bad input or usage\n";
 
@@ -51,7 +57,31 @@ Summary summarise(const Program& p) {
     return s;
 }
 
-void print_text(const loader::LoadedObject& o) {
+// The rewrite's cells of a loaded program (facts inferred first, as `patchfuzz rewrite` does).
+patch::CoverageSet coverage_of(const Program& loaded) {
+    Program p = loaded;
+    passes::infer_facts(p);
+    return harness::rewrite_coverage(p, {"x86_64", "jit32"});
+}
+
+void print_coverage_text(const Program& p) {
+    const patch::CoverageSet cov = coverage_of(p);
+    const harness::RefDirections d = harness::ref_directions(p);
+    size_t reachable = 0, hit = 0;
+    const auto cells = patch::coverage_cells();
+    for (size_t c = 0; c < cells.size(); ++c) {
+        reachable += cells[c].reachable;
+        hit += cov.has(c);
+    }
+    std::printf("  relocation cells of its rewrite (x86_64, jit32): %zu (of %zu reachable)\n   ", hit, reachable);
+    for (size_t c = 0; c < cells.size(); ++c)
+        if (cov.has(c)) std::printf(" %s", std::string(cells[c].id).c_str());
+    std::printf("\n  references: %u calls (%u backward), %u callback loads (%u backward), %u jumps to insn 0, %u subprogs "
+                "starting with a jump\n",
+                d.calls, d.calls_backward, d.callbacks, d.callbacks_backward, d.jumps_to_insn0, d.subprogs_start_with_jump);
+}
+
+void print_text(const loader::LoadedObject& o, bool coverage) {
     std::printf("object %s: %zu program%s, opened in %.2f ms\n", o.path.c_str(), o.programs.size(),
                 o.programs.size() == 1 ? "" : "s", o.open_ms);
     for (size_t i = 0; i < o.programs.size(); ++i) {
@@ -86,10 +116,11 @@ void print_text(const loader::LoadedObject& o) {
         if (s.lookups.empty()) std::printf(" none");
         for (const auto& [t, n] : s.lookups) std::printf(" %s=%u", t.c_str(), n);
         std::printf("\n");
+        if (coverage) print_coverage_text(p);
     }
 }
 
-void print_json(const loader::LoadedObject& o) {
+void print_json(const loader::LoadedObject& o, bool coverage) {
     std::printf("{\"path\": %s, \"open_ms\": %.3f, \"programs\": [", json_str(o.path).c_str(), o.open_ms);
     for (size_t i = 0; i < o.programs.size(); ++i) {
         const Program& p = o.programs[i];
@@ -121,7 +152,9 @@ void print_json(const loader::LoadedObject& o) {
             std::printf("%s%s: %u", first ? "" : ", ", json_str(t).c_str(), n);
             first = false;
         }
-        std::printf("}}");
+        std::printf("}");
+        if (coverage) std::printf(", \"reloc\": %s", harness::coverage_json(coverage_of(p), harness::ref_directions(p)).c_str());
+        std::printf("}");
     }
     std::printf("\n]}\n");
 }
@@ -130,7 +163,7 @@ void print_json(const loader::LoadedObject& o) {
 
 int cmd_load(Args args) {
     std::string path;
-    bool json = false;
+    bool json = false, coverage = false;
     for (size_t i = 0; i < args.size(); ++i) {
         std::string_view a = args[i];
         if (a == "--help" || a == "-h") {
@@ -139,6 +172,8 @@ int cmd_load(Args args) {
         }
         if (a == "--json") {
             json = true;
+        } else if (a == "--coverage") {
+            coverage = true;
         } else if (a.size() > 1 && a[0] == '-') {
             std::fprintf(stderr, "patchfuzz load: unknown option '%s' (see --help)\n", args[i]);
             return 2;
@@ -159,9 +194,9 @@ int cmd_load(Args args) {
         return 2;
     }
     if (json)
-        print_json(*obj);
+        print_json(*obj, coverage);
     else
-        print_text(*obj);
+        print_text(*obj, coverage);
     return 0;
 }
 

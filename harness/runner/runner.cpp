@@ -86,6 +86,7 @@ public:
     void record_into(std::vector<RecordedBatch>& out) { out_ = &out; }
     std::string_view name() const override { return inner_.name(); }
     patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
+        if (coverage != nullptr) coverage->add(prog, batch, patch::BatchContext{.batch_index = static_cast<uint32_t>(out_->size())});
         RecordedBatch& r = out_->emplace_back();
         r.pass = current_pass;
         r.kind = kind_of(batch);
@@ -111,6 +112,7 @@ public:
         return r.outcome;
     }
     std::string_view current_pass;  // a trigger_names() entry
+    patch::CoverageSet* coverage = nullptr;  // RunConfig::coverage of the case being run
 
 private:
     static std::vector<patch::Patcher*> pointers(const std::vector<std::pair<std::string, patch::Patcher*>>& others) {
@@ -432,7 +434,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     CasePatchers& patchers = **lease;
     const size_t internal_others = patchers.internal_others();
     RecordingPatcher& recorder = patchers.recorder();
-    patch::Patcher& driver = per_batch || patchers.has_others() ? static_cast<patch::Patcher&>(recorder) : patchers.reference();
+    recorder.coverage = cfg.coverage;
+    patch::Patcher& driver = per_batch || patchers.has_others() || cfg.coverage != nullptr ? static_cast<patch::Patcher&>(recorder) : patchers.reference();
 
     for (size_t ai = 0; ai < cfg.arches.size(); ++ai) {
         const std::string& arch_name = cfg.arches[ai];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bpf/passes/pass.hpp"
+#include "bpf/patch/reloc_coverage.hpp"
 #include "bpf/program/program.hpp"
 #include "harness/case/case_file.hpp"
 #include "oracles/verdict.hpp"
@@ -34,6 +35,9 @@ struct RunConfig {
     // false: a Pass verdict is only counted (CaseReport::counted_passes), not kept. What a
     // campaign judges with: it reads no more of a pass than that it passed, and most verdicts pass.
     bool keep_passes = true;
+    // When set, every batch a patcher is given adds its relocation-coverage cells here (computed
+    // from the program and the batch alone, bpf/patch/reloc_coverage.hpp). Not owned.
+    patch::CoverageSet* coverage = nullptr;
 };
 
 struct OracleVerdict {
