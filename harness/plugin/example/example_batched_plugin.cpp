@@ -1,6 +1,8 @@
 // Example external patcher: patchfuzz's own batched patcher behind the C ABI of
 // include/patchfuzz/patcher.h. Built as build/libpatchfuzz_example_patcher.so; a kernel developer
 // copies this file and replaces the body of patchfuzz_patcher_apply() with a call into their code.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "bpf/patch/patch.hpp"
@@ -22,6 +24,16 @@ int patchfuzz_patcher_apply(const pf_program* in, const pf_patch* patches, uint3
 #ifdef PATCHFUZZ_EXAMPLE_CRASH
     // Test variant: a plugin that dies must become a finding, not a dead campaign.
     if (nr_patches > 0) __builtin_trap();
+#endif
+#ifdef PATCHFUZZ_EXAMPLE_HANG
+    // Test variant: a plugin that never returns must become a finding once the watchdog kills it.
+    // (It waits forever rather than spinning, as a deadlocked patcher would.)
+    if (nr_patches > 1)
+        for (;;) pause();
+#endif
+#ifdef PATCHFUZZ_EXAMPLE_SCRIBBLE
+    // Test variant: a plugin that writes into memory it was given read-only (the caller's program).
+    if (nr_patches > 1) const_cast<bpf_insn*>(in->insns)[patches[0].pos].imm ^= 0x5a5a;
 #endif
     // Fields the ABI does not carry (maps, kfuncs) are not needed by patching.
     Program prog = plugin::from_pf(*in, Program{});
