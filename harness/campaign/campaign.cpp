@@ -229,7 +229,7 @@ public:
             std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
                          tr.new_bucket ? " (new bucket)" : " (existing bucket)", tr.bucket_dir.c_str(),
                          tr.replay_command.c_str());
-            emit("F\t" + std::string(tr.new_bucket ? "1" : "0") + "\t" + tr.signature);
+            emit("F\t" + std::string(tr.new_bucket ? "1" : "0") + "\t" + tr.bucket);
         }
         if (generated_as && new_feature && !cfg_.corpus_dir.empty()) {
             const std::string path = cfg_.corpus_dir + "/gen-" + std::to_string(c.seed) + ".case";
