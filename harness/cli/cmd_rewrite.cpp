@@ -72,8 +72,10 @@ Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
     if (insns && insns->empty()) return Error{path, "empty program"};
     // Raw bytes carry no structure: reject what the kernel rejects before any rewrite (unknown
     // opcodes, broken ldimm64 pairs, wild jumps) with the insn named, as `disasm` does.
+    // An input program holds no kernel-internal insn and no r11 (BPF_REG_AX): only rewritten code does.
     if (insns)
-        if (auto v = isa::validate_insns(*insns); !v) return v.error().with_context(path);
+        if (auto v = isa::validate_insns(*insns, isa::ValidateOptions{.allow_internal = false}); !v)
+            return v.error().with_context(path);
     return insns;
 }
 
@@ -340,6 +342,8 @@ int cmd_rewrite(Args args) {
             if (!r) return usage_error(r.error().to_string());
             insns = std::move(*r);
             if (insns.empty()) return usage_error(path + ": empty program");
+            if (auto v = isa::validate_insns(insns, isa::ValidateOptions{.allow_internal = false}); !v)
+                return usage_error(v.error().with_context(path).to_string());
         } else {
             auto r = raw_insns(path);
             if (!r) return usage_error(r.error().to_string());

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "bpf/asm/assemble.hpp"
+#include "bpf/isa/validate.hpp"
 #include "bpf/loader/loader.hpp"
 #include "bpf/passes/infer_facts.hpp"
 #include "harness/cli/input_file.hpp"
@@ -98,6 +99,10 @@ Expected<std::vector<harness::Case>> read_input_cases(const std::string& path, b
                 insns = std::move(*r);
             }
             if (insns.empty()) return Error{path, "empty program"};
+            // An input program holds no kernel-internal insn and no r11 (BPF_REG_AX), as the
+            // verifier requires: only rewritten code does.
+            if (auto v = isa::validate_insns(insns, isa::ValidateOptions{.allow_internal = false}); !v)
+                return v.error().with_context(path);
             harness::Case c;
             c.path = path;
             c.program.insns = std::move(insns);
