@@ -356,6 +356,11 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
 CampaignSummary run_campaign(const CampaignConfig& cfg) {
     CampaignSummary sum;
     sum.seed = cfg.seed;
+    // Loaded before the workers fork, so each inherits it; and before the clock starts: start-up
+    // (running every filed finding, seconds) counts neither in --seconds nor in cases/s.
+    const KnownFindings known = KnownFindings::load(cfg.known_dir, judging(cfg.run));
+    sum.known_files = known.files();
+    for (const auto& n : known.notes()) std::fprintf(stderr, "patchfuzz fuzz: %s\n", n.c_str());
     const auto t0 = Clock::now();
     Aggregate agg(sum, t0);
     fs::create_directories(cfg.out_dir);
@@ -400,10 +405,6 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
         sum.kernel = kernel_stream->figures();
     };
 
-    // Loaded before the workers fork, so each inherits it.
-    const KnownFindings known = KnownFindings::load(cfg.known_dir, judging(cfg.run));
-    sum.known_files = known.files();
-    for (const auto& n : known.notes()) std::fprintf(stderr, "patchfuzz fuzz: %s\n", n.c_str());
     Worker main_worker(cfg, t0, &known);
     replay_corpus(cfg, main_worker, agg, sum);
 
