@@ -28,3 +28,7 @@ set_tests_properties(campaign_short_seconds_runs_cases PROPERTIES
 # replay of a directory without any case is an error, not a silent success.
 add_test(NAME replay_empty_dir_fails
          COMMAND sh -c "mkdir -p '${CMAKE_BINARY_DIR}/replay-empty-dir' && '$<TARGET_FILE:patchfuzz>' replay '${CMAKE_BINARY_DIR}/replay-empty-dir'; test $? -eq 2")
+# A BPF object in --corpus is replayed (every program of it), not silently ignored.
+add_test(NAME campaign_corpus_replays_objects
+         COMMAND sh -c "rm -rf '${CMAKE_BINARY_DIR}/corpus-objs' && mkdir -p '${CMAKE_BINARY_DIR}/corpus-objs' && cp '${CMAKE_BINARY_DIR}/bpf_objs/optional_sec.bpf.o' '${CMAKE_BINARY_DIR}/bpf_objs/loop_callback.bpf.o' '${CMAKE_BINARY_DIR}/corpus-objs/' && '$<TARGET_FILE:patchfuzz>' fuzz --runs 5 --seed 2 --quiet --json --corpus '${CMAKE_BINARY_DIR}/corpus-objs' --out '${CMAKE_BINARY_DIR}/corpus-objs-out'")
+set_tests_properties(campaign_corpus_replays_objects PROPERTIES PASS_REGULAR_EXPRESSION "\"corpus_cases\": 3,")

@@ -25,6 +25,7 @@
 #include "bpf/util/atomic_file.hpp"
 #include "bpf/util/check.hpp"
 #include "harness/campaign/known_findings.hpp"
+#include "harness/case/object_cases.hpp"
 #include "harness/triage/triage.hpp"
 
 namespace patchfuzz::harness {
@@ -337,17 +338,24 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
     if (cfg.corpus_dir.empty() || !fs::is_directory(cfg.corpus_dir)) return;
     std::vector<fs::path> files;
     for (const auto& e : fs::recursive_directory_iterator(cfg.corpus_dir))
-        if (e.is_regular_file() && e.path().extension() == ".case") files.push_back(e.path());
+        if (e.is_regular_file() && (e.path().extension() == ".case" || is_elf_file(e.path().string()))) files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
         if (w.stopped()) break;
-        auto c = read_case(f.string());
-        if (!c) {
-            std::fprintf(stderr, "patchfuzz fuzz: skipping corpus file %s\n", c.error().to_string().c_str());
+        // A .case, or every program of a BPF object (.bpf.o).
+        std::vector<Case> cases;
+        auto one = f.extension() == ".case" ? read_case(f.string()) : Expected<Case>(Case{});
+        auto objs = f.extension() == ".case" ? Expected<std::vector<Case>>(std::vector<Case>{}) : cases_from_object(f.string());
+        if (!one || !objs) {
+            std::fprintf(stderr, "patchfuzz fuzz: skipping corpus file %s\n", (!one ? one.error() : objs.error()).to_string().c_str());
             continue;
         }
-        ++sum.corpus_cases;
-        w.run_one(*c, [&](const auto& item) { agg.take(item); }, std::nullopt);
+        if (f.extension() == ".case") cases.push_back(std::move(*one));
+        for (auto& c : *objs) cases.push_back(std::move(c));
+        for (const Case& c : cases) {
+            ++sum.corpus_cases;
+            w.run_one(c, [&](const auto& item) { agg.take(item); }, std::nullopt);
+        }
     }
 }
 

@@ -4,8 +4,8 @@
 
 #include "bpf/asm/assemble.hpp"
 #include "bpf/isa/validate.hpp"
-#include "bpf/loader/loader.hpp"
 #include "bpf/passes/infer_facts.hpp"
+#include "harness/case/object_cases.hpp"
 #include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
@@ -69,21 +69,7 @@ Expected<std::vector<harness::Case>> read_input_cases(const std::string& path, b
             out.push_back(std::move(*c));
             return out;
         }
-        case InputFormat::elf: {
-            auto obj = loader::load_object(path, loader::LoadOptions{.privileged = privileged});
-            if (!obj) return obj.error();
-            if (obj->programs.empty()) return Error{path, "no programs in the object"};
-            for (size_t i = 0; i < obj->programs.size(); ++i) {
-                harness::Case c;
-                c.path = path;
-                c.program = std::move(obj->programs[i]);
-                passes::infer_facts(c.program);
-                c.options.privileged = privileged;
-                c.comments.push_back("program " + c.program.name + " (section " + obj->meta[i].section + ") of " + path);
-                out.push_back(std::move(c));
-            }
-            return out;
-        }
+        case InputFormat::elf: return harness::cases_from_object(path, privileged);
         case InputFormat::asm_text:
         case InputFormat::raw: {
             std::vector<isa::Insn> insns;
