@@ -65,3 +65,9 @@ set_tests_properties(cli_check_object PROPERTIES
 add_test(NAME cli_rewrite_format_by_magic
          COMMAND sh -c "cp '${CMAKE_BINARY_DIR}/bpf_objs/divmod.bpf.o' '${CMAKE_BINARY_DIR}/divmod-named.case' && '$<TARGET_FILE:patchfuzz>' rewrite '${CMAKE_BINARY_DIR}/divmod-named.case'")
 set_tests_properties(cli_rewrite_format_by_magic PROPERTIES PASS_REGULAR_EXPRESSION "; program divmod \\(section socket")
+# check labels an inline proof by what it proves, not by the iterator pass the runner files it under.
+add_test(NAME cli_check_labels_proofs
+         COMMAND $<TARGET_FILE:patchfuzz> check ${CMAKE_BINARY_DIR}/bpf_objs/divmod.bpf.o --oracle smt-inline --all)
+set_tests_properties(cli_check_labels_proofs PROPERTIES
+                     PASS_REGULAR_EXPRESSION "pass +smt-inline x86_64 +udiv64 r[0-9], r[0-9] +div/mod guard proved"
+                     FAIL_REGULAR_EXPRESSION "iter_inline +div/mod")

@@ -113,8 +113,13 @@ int cmd_check(Args args) {
                             json_str(o == oracles::Outcome::Fail ? harness::signature_of(v) : "").c_str());
                 first = false;
             } else if (all || o != oracles::Outcome::Pass) {
+                // An inline proof is about a sequence (the runner files every one under the
+                // iterator pass): it is labelled by what it proves ("udiv64 r2, r3", "map_lookup/hash").
+                const std::string label = v.verdict.oracle == "smt-inline" && !v.patcher.empty() ? v.patcher
+                                          : v.pass.empty()                                     ? "-"
+                                                                                               : v.pass;
                 std::printf("%-7s %-10s %-7s %-12s %s%s%s\n", std::string(oracles::to_string(o)).c_str(),
-                            v.verdict.oracle.c_str(), v.arch.c_str(), v.pass.empty() ? "-" : v.pass.c_str(),
+                            v.verdict.oracle.c_str(), v.arch.c_str(), label.c_str(),
                             v.verdict.reason.c_str(), v.verdict.counterexample.empty() ? "" : "\n  ",
                             v.verdict.counterexample.c_str());
             }
