@@ -19,6 +19,11 @@ add_test(NAME plugin_example_agrees
          COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 40 --seed 3 --quiet --oracles structural
                  --out ${CMAKE_BINARY_DIR}/plugin-example-out
                  --patcher-lib $<TARGET_FILE:patchfuzz_example_patcher>)
+# The same in the isolated host process from the first call (shared memory, futex handshake).
+add_test(NAME plugin_example_agrees_isolated
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 40 --seed 3 --quiet --oracles structural --plugin-isolated
+                 --out ${CMAKE_BINARY_DIR}/plugin-example-isolated-out
+                 --patcher-lib $<TARGET_FILE:patchfuzz_example_patcher>)
 add_test(NAME plugin_crash_is_a_finding
          COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 10 --seed 3 --quiet --oracles structural --arch x86_64
                  --out ${CMAKE_BINARY_DIR}/plugin-crash-out
