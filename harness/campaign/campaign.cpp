@@ -343,16 +343,12 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
     for (const auto& f : files) {
         if (w.stopped()) break;
         // A .case, or every program of a BPF object (.bpf.o).
-        std::vector<Case> cases;
-        auto one = f.extension() == ".case" ? read_case(f.string()) : Expected<Case>(Case{});
-        auto objs = f.extension() == ".case" ? Expected<std::vector<Case>>(std::vector<Case>{}) : cases_from_object(f.string());
-        if (!one || !objs) {
-            std::fprintf(stderr, "patchfuzz fuzz: skipping corpus file %s\n", (!one ? one.error() : objs.error()).to_string().c_str());
+        auto cases = read_corpus_file(f.string());
+        if (!cases) {
+            std::fprintf(stderr, "patchfuzz fuzz: skipping corpus file %s\n", cases.error().to_string().c_str());
             continue;
         }
-        if (f.extension() == ".case") cases.push_back(std::move(*one));
-        for (auto& c : *objs) cases.push_back(std::move(c));
-        for (const Case& c : cases) {
+        for (const Case& c : *cases) {
             ++sum.corpus_cases;
             w.run_one(c, [&](const auto& item) { agg.take(item); }, std::nullopt);
         }

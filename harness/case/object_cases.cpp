@@ -31,4 +31,11 @@ Expected<std::vector<Case>> cases_from_object(const std::string& path, bool priv
     return out;
 }
 
+Expected<std::vector<Case>> read_corpus_file(const std::string& path) {
+    if (is_elf_file(path)) return cases_from_object(path);
+    auto c = read_case(path);
+    if (!c) return c.error();
+    return std::vector<Case>{std::move(*c)};
+}
+
 }  // namespace patchfuzz::harness

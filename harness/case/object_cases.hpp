@@ -16,4 +16,7 @@ bool is_elf_file(const std::string& path);
 
 Expected<std::vector<Case>> cases_from_object(const std::string& path, bool privileged = true);
 
+// A corpus file as cases: a BPF object's programs (ELF magic), else the .case it must be.
+Expected<std::vector<Case>> read_corpus_file(const std::string& path);
+
 }  // namespace patchfuzz::harness

@@ -26,7 +26,8 @@ struct PluginPatcher::Impl {
     double timeout_seconds = 0;
     bool isolated = false;  // calls go to the host process (after the plugin first misbehaved here)
     std::unique_ptr<plugin::PluginHost> host;
-    plugin::PfProgramStorage in, check;  // kept from call to call for their storage
+    plugin::PfProgramStorage in;  // kept from call to call for their storage
+    std::vector<unsigned char> before, after;  // the input's bytes around an in-process call
     plugin::PfBatchStorage patches;
     std::mutex mu;
 };
@@ -105,31 +106,27 @@ PluginPatcher::~PluginPatcher() {
 
 namespace {
 
-bool same_bytes(const void* a, const void* b, size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
+void append_bytes(std::vector<unsigned char>& out, const void* p, size_t n) {
+    if (n == 0) return;
+    const auto* b = static_cast<const unsigned char*>(p);
+    out.insert(out.end(), b, b + n);
+}
 
-// Whether the arrays `in` points into still hold what `s` (made from the same program) holds.
-bool input_intact(const plugin::PfProgramStorage& in, const plugin::PfProgramStorage& s, const plugin::PfBatchStorage& b,
-                  const patch::PatchBatch& batch) {
+// Every byte a call of apply may only read (the program view and its arrays, the patch list and
+// each patch's insns), appended to `out`: taken before and after a call, they must be equal.
+void input_bytes(const plugin::PfProgramStorage& in, const plugin::PfBatchStorage& b, std::vector<unsigned char>& out) {
+    out.clear();
     const pf_program& v = in.view;
-    if (v.len != s.insns.size() || v.nr_subprogs != s.subprogs.size() || v.nr_linfo != s.linfo.size() ||
-        v.nr_finfo != s.finfo.size() || v.nr_insn_array_entries != s.entries.size() || v.nr_pokes != s.pokes.size())
-        return false;
-    if (!same_bytes(v.insns, s.insns.data(), v.len * sizeof(bpf_insn)) || !same_bytes(v.aux, s.aux.data(), v.len * sizeof(pf_insn_aux)) ||
-        !same_bytes(v.subprogs, s.subprogs.data(), v.nr_subprogs * sizeof(pf_subprog)) ||
-        !same_bytes(v.linfo, s.linfo.data(), v.nr_linfo * sizeof(pf_line_info)) ||
-        !same_bytes(v.finfo, s.finfo.data(), v.nr_finfo * sizeof(pf_func_info)) ||
-        !same_bytes(v.insn_array_entries, s.entries.data(), v.nr_insn_array_entries * sizeof(pf_insn_array_entry)) ||
-        !same_bytes(v.pokes, s.pokes.data(), v.nr_pokes * sizeof(pf_poke)))
-        return false;
-    if (b.patches.size() != batch.patches.size()) return false;
-    for (size_t i = 0; i < b.patches.size(); ++i) {
-        const auto& p = b.patches[i];
-        const auto& q = batch.patches[i];
-        if (p.kind != static_cast<uint32_t>(q.kind) || p.pos != q.pos || p.count != q.count || p.nr_insns != q.insns.size() ||
-            !same_bytes(p.insns, q.insns.data(), p.nr_insns * sizeof(bpf_insn)))
-            return false;
-    }
-    return true;
+    append_bytes(out, &v, sizeof v);
+    append_bytes(out, v.insns, v.len * sizeof(bpf_insn));
+    append_bytes(out, v.aux, v.len * sizeof(pf_insn_aux));
+    append_bytes(out, v.subprogs, v.nr_subprogs * sizeof(pf_subprog));
+    append_bytes(out, v.linfo, v.nr_linfo * sizeof(pf_line_info));
+    append_bytes(out, v.finfo, v.nr_finfo * sizeof(pf_func_info));
+    append_bytes(out, v.insn_array_entries, v.nr_insn_array_entries * sizeof(pf_insn_array_entry));
+    append_bytes(out, v.pokes, v.nr_pokes * sizeof(pf_poke));
+    append_bytes(out, b.patches.data(), b.patches.size() * sizeof(pf_patch));
+    for (const auto& p : b.patches) append_bytes(out, p.insns, p.nr_insns * sizeof(bpf_insn));
 }
 
 }  // namespace
@@ -163,6 +160,7 @@ patch::PatchOutcome PluginPatcher::apply(Program& prog, const patch::PatchBatch&
         rc = impl_->apply(&impl_->in.view, impl_->patches.patches.data(), static_cast<uint32_t>(impl_->patches.patches.size()),
                           &out, &res);
     };
+    input_bytes(impl_->in, impl_->patches, impl_->before);
     const auto g = plugin::run_guarded(run, impl_->timeout_seconds);
     const char* const later = "; its later calls run in an isolated host process";
     if (g.kind == plugin::GuardOutcome::Kind::crashed) {
@@ -175,8 +173,8 @@ patch::PatchOutcome PluginPatcher::apply(Program& prog, const patch::PatchBatch&
         std::snprintf(secs, sizeof secs, "%g", impl_->timeout_seconds);
         return failure(std::string("hung (no answer within ") + secs + " s; abandoned)" + later);
     }
-    plugin::to_pf(prog, impl_->check);
-    if (!input_intact(impl_->in, impl_->check, impl_->patches, batch)) {
+    input_bytes(impl_->in, impl_->patches, impl_->after);
+    if (impl_->before != impl_->after) {
         impl_->isolated = true;
         impl_->free_out(&out);
         return failure(std::string("wrote into its input (the program and patches are read-only to apply)") + later);
@@ -193,7 +191,7 @@ patch::PatchOutcome PluginPatcher::apply(Program& prog, const patch::PatchBatch&
                 (out.nr_pokes && !out.pokes))
                 o = failure("returned a malformed program (a count without its array)");
             else
-                prog = plugin::from_pf(out, prog);
+                plugin::from_pf_into(out, prog);
         }
     }
     impl_->free_out(&out);
