@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 #include "bpf/patch/patch.hpp"
 #include "harness/plugin/pf_convert.hpp"
@@ -35,10 +36,13 @@ int patchfuzz_patcher_apply(const pf_program* in, const pf_patch* patches, uint3
     // Test variant: a plugin that writes into memory it was given read-only (the caller's program).
     if (nr_patches > 1) const_cast<bpf_insn*>(in->insns)[patches[0].pos].imm ^= 0x5a5a;
 #endif
-    // Fields the ABI does not carry (maps, kfuncs) are not needed by patching.
-    Program prog = plugin::from_pf(*in, Program{});
+    // Fields the ABI does not carry (maps, kfuncs) are not needed by patching. The patcher and the
+    // program's storage are kept from call to call (calls come one at a time per thread); the
+    // patcher keeps only storage between batches, so each call still starts afresh.
+    thread_local Program prog;
+    thread_local const std::unique_ptr<patch::Patcher> patcher = patch::make_batched_patcher();
+    plugin::from_pf_into(*in, prog);
     const patch::PatchBatch batch = plugin::from_pf(patches, nr_patches);
-    auto patcher = patch::make_batched_patcher();
     const patch::PatchOutcome o = patcher->apply(prog, batch);
     result->err = o.err;
     result->raw_err = o.raw_err;
