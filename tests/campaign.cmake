@@ -18,3 +18,17 @@ add_test(NAME throughput_reports_each_bar
    python3 -c 'import json,sys; d=json.load(sys.stdin); f=d[\"figures\"]; \
 assert len(f) == (3 if d[\"cores\"] > 1 else 2), f; \
 assert all(len(x[\"rounds\"]) == 1 and x[\"median\"] > 0 and x[\"best\"] >= x[\"median\"] for x in f), f'")
+
+# Start-up (running the filed findings) is not part of --seconds: a 3-second campaign runs cases
+# for 3 seconds after it, and says so in its figures.
+add_test(NAME campaign_short_seconds_runs_cases
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --seconds 3 --seed 4 --quiet --json --out ${CMAKE_BINARY_DIR}/campaign-short-out)
+set_tests_properties(campaign_short_seconds_runs_cases PROPERTIES
+                     PASS_REGULAR_EXPRESSION "\"seconds\": 3\\.[0-9]*, \"cases\": [1-9][0-9]*,")
+# replay of a directory without any case is an error, not a silent success.
+add_test(NAME replay_empty_dir_fails
+         COMMAND sh -c "mkdir -p '${CMAKE_BINARY_DIR}/replay-empty-dir' && '$<TARGET_FILE:patchfuzz>' replay '${CMAKE_BINARY_DIR}/replay-empty-dir'; test $? -eq 2")
+# A BPF object in --corpus is replayed (every program of it), not silently ignored.
+add_test(NAME campaign_corpus_replays_objects
+         COMMAND sh -c "rm -rf '${CMAKE_BINARY_DIR}/corpus-objs' && mkdir -p '${CMAKE_BINARY_DIR}/corpus-objs' && cp '${CMAKE_BINARY_DIR}/bpf_objs/optional_sec.bpf.o' '${CMAKE_BINARY_DIR}/bpf_objs/loop_callback.bpf.o' '${CMAKE_BINARY_DIR}/corpus-objs/' && '$<TARGET_FILE:patchfuzz>' fuzz --runs 5 --seed 2 --quiet --json --corpus '${CMAKE_BINARY_DIR}/corpus-objs' --out '${CMAKE_BINARY_DIR}/corpus-objs-out'")
+set_tests_properties(campaign_corpus_replays_objects PROPERTIES PASS_REGULAR_EXPRESSION "\"corpus_cases\": 3,")

@@ -48,6 +48,22 @@ set_tests_properties(conformance_plugin_protocol PROPERTIES PASS_REGULAR_EXPRESS
 add_test(NAME conformance_plugin_suite COMMAND $<TARGET_FILE:conformance_plugin_driver>
          $<TARGET_FILE:patchfuzz-conformance-plugin> ${PF_CONF}/tests)
 set_tests_properties(conformance_plugin_suite PROPERTIES PASS_REGULAR_EXPRESSION "313 passed, 0 failed" TIMEOUT 300)
+# As the official runner sends them: options after the memory, or first when a test has none;
+# --arch picks the semantics, unknown options are ignored.
+add_test(NAME conformance_plugin_suite_options COMMAND $<TARGET_FILE:conformance_plugin_driver>
+         $<TARGET_FILE:patchfuzz-conformance-plugin> ${PF_CONF}/tests --arch arm64 --some-other-runtime-option)
+set_tests_properties(conformance_plugin_suite_options PROPERTIES PASS_REGULAR_EXPRESSION "313 passed, 0 failed" TIMEOUT 300)
+# r0 compared in all 64 bits: the suite's deliberately wrong expectation fails.
+add_test(NAME conformance_plugin_driver_64bit COMMAND sh -c "
+  d='${CMAKE_BINARY_DIR}/conf-hi-bits'; rm -rf \"$d\"; mkdir -p \"$d\"
+  cp '${PF_CONF}/negative/incorrect_return_value_high_bits.data' \"$d\"/
+  '$<TARGET_FILE:conformance_plugin_driver>' '$<TARGET_FILE:patchfuzz-conformance-plugin>' \"$d\"")
+set_tests_properties(conformance_plugin_driver_64bit PROPERTIES PASS_REGULAR_EXPRESSION "0 passed, 1 failed")
+# Errors go to stderr; an unknown arch is refused.
+add_test(NAME conformance_plugin_errors_on_stderr COMMAND sh -c "
+  out=$(echo 'ff 00 00 00 00 00 00 00 95 00 00 00 00 00 00 00' | '$<TARGET_FILE:patchfuzz-conformance-plugin>' 2>/dev/null); test -z \"$out\" || exit 1
+  echo 'b7 00 00 00 2a 00 00 00 95 00 00 00 00 00 00 00' | '$<TARGET_FILE:patchfuzz-conformance-plugin>' --arch sparc 2>&1 >/dev/null")
+set_tests_properties(conformance_plugin_errors_on_stderr PROPERTIES PASS_REGULAR_EXPRESSION "--arch: unknown arch 'sparc'")
 
 # costmodel: the bar (inlined/call ratio within 15% of the seed on both arches) is its exit code.
 add_test(NAME costmodel_table COMMAND $<TARGET_FILE:patchfuzz> costmodel)

@@ -61,8 +61,18 @@ pf_isa_cli(isa_asm_bad_target 2 ARGS asm ${PF_ISA_DIR}/bad_target.s -o ${PF_ISA_
            ERR "patchfuzz asm: ${PF_ISA_DIR}/bad_target.s: pc 0: jump to pc 6 out of range (2 insns)")
 pf_isa_cli(isa_asm_internal_user 2 ARGS asm ${PF_ISA_DIR}/internal.s -o ${PF_ISA_DIR}/x.bin --user
            ERR "patchfuzz asm: ${PF_ISA_DIR}/internal.s: pc 0: kernel-internal insn 'nospec' not allowed")
-pf_isa_cli(isa_asm_internal_ok 0 ARGS asm ${PF_ISA_DIR}/internal.s -o ${PF_ISA_DIR}/internal.bin
+pf_isa_cli(isa_asm_internal_ok 0 ARGS asm ${PF_ISA_DIR}/internal.s -o ${PF_ISA_DIR}/internal.bin --internal
            OUT ${PF_ISA_DIR}/internal.bin HEX c200000000000000b7000000000000009500000000000000)
+# An input program never holds r11 (BPF_REG_AX): the verifier rejects it; only rewritten code does.
+file(WRITE ${PF_ISA_DIR}/ax.s "r11 = 1\nr0 = 0\nexit\n")
+pf_isa_cli(isa_asm_r11_rejected 2 ARGS asm ${PF_ISA_DIR}/ax.s -o ${PF_ISA_DIR}/x.bin
+           ERR "patchfuzz asm: ${PF_ISA_DIR}/ax.s: pc 0: dst_reg r11 (BPF_REG_AX) only allowed in kernel-internal code")
+add_test(NAME isa_rewrite_r11_rejected COMMAND $<TARGET_FILE:patchfuzz> rewrite ${PF_ISA_DIR}/ax.s)
+set_tests_properties(isa_rewrite_r11_rejected PROPERTIES
+                     PASS_REGULAR_EXPRESSION "ax.s: pc 0: dst_reg r11 \\(BPF_REG_AX\\) only allowed in kernel-internal code")
+add_test(NAME isa_check_r11_rejected COMMAND $<TARGET_FILE:patchfuzz> check ${PF_ISA_DIR}/ax.s)
+set_tests_properties(isa_check_r11_rejected PROPERTIES
+                     PASS_REGULAR_EXPRESSION "ax.s: pc 0: dst_reg r11 \\(BPF_REG_AX\\) only allowed in kernel-internal code")
 pf_isa_cli(isa_asm_missing_input 2 ARGS asm ${PF_ISA_DIR}/nope.s -o ${PF_ISA_DIR}/x.bin
            ERR "patchfuzz asm: ${PF_ISA_DIR}/nope.s: cannot open: No such file or directory")
 pf_isa_cli(isa_asm_missing_out 2 ARGS asm ${PF_ISA_DIR}/good.s ERR "patchfuzz asm: missing -o OUT.bin")

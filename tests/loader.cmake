@@ -55,3 +55,19 @@ file(MAKE_DIRECTORY ${PF_LDT})
 file(WRITE ${PF_LDT}/thirteen.bin "0123456789abc")
 add_test(NAME cli_disasm_bad_bin_len COMMAND $<TARGET_FILE:patchfuzz> disasm ${PF_LDT}/thirteen.bin)
 set_tests_properties(cli_disasm_bad_bin_len PROPERTIES PASS_REGULAR_EXPRESSION "thirteen.bin: length 13 is not a multiple of 8")
+
+# Inputs by content, not by name: check takes an ELF object (every program of it, "?" sections
+# too), and rewrite reads an object named .case as the object it is.
+add_test(NAME cli_check_object
+         COMMAND $<TARGET_FILE:patchfuzz> check ${CMAKE_BINARY_DIR}/bpf_objs/optional_sec.bpf.o --oracle structural)
+set_tests_properties(cli_check_object PROPERTIES
+                     PASS_REGULAR_EXPRESSION "# program opt_lookup \\(section tc\\).*# program opt_subprog \\(section socket\\).*0 fail")
+add_test(NAME cli_rewrite_format_by_magic
+         COMMAND sh -c "cp '${CMAKE_BINARY_DIR}/bpf_objs/divmod.bpf.o' '${CMAKE_BINARY_DIR}/divmod-named.case' && '$<TARGET_FILE:patchfuzz>' rewrite '${CMAKE_BINARY_DIR}/divmod-named.case'")
+set_tests_properties(cli_rewrite_format_by_magic PROPERTIES PASS_REGULAR_EXPRESSION "; program divmod \\(section socket")
+# check labels an inline proof by what it proves, not by the iterator pass the runner files it under.
+add_test(NAME cli_check_labels_proofs
+         COMMAND $<TARGET_FILE:patchfuzz> check ${CMAKE_BINARY_DIR}/bpf_objs/divmod.bpf.o --oracle smt-inline --all)
+set_tests_properties(cli_check_labels_proofs PROPERTIES
+                     PASS_REGULAR_EXPRESSION "pass +smt-inline x86_64 +udiv64 r[0-9], r[0-9] +div/mod guard proved"
+                     FAIL_REGULAR_EXPRESSION "iter_inline +div/mod")

@@ -15,3 +15,8 @@ set_tests_properties(bench_bad_profile PROPERTIES PASS_REGULAR_EXPRESSION "patch
 add_test(NAME bench_help COMMAND $<TARGET_FILE:patchfuzz> bench --help)
 set_tests_properties(bench_help PROPERTIES PASS_REGULAR_EXPRESSION "usage: patchfuzz bench")
 add_test(NAME bench_usage_exit2 COMMAND sh -c "$<TARGET_FILE:patchfuzz> bench --reps 0 --sweep 2>/dev/null; test $? -eq 2")
+# bench --object: the real batches of a real object's programs, both patchers agreeing on each.
+add_test(NAME bench_object_real_batches
+         COMMAND $<TARGET_FILE:patchfuzz> bench --object ${CMAKE_BINARY_DIR}/bpf_objs/loop_callback.bpf.o --reps 1 --budget 2)
+set_tests_properties(bench_object_real_batches PROPERTIES
+                     PASS_REGULAR_EXPRESSION "loop_callback.bpf.o:[a-z_]+#0,[0-9]+,[1-9][0-9]*,[0-9]+,.*,yes\n")

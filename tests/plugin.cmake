@@ -1,6 +1,6 @@
 # The external-patcher C ABI (include/patchfuzz/patcher.h): the example plugin built from our own
 # batched patcher, two broken variants (crashing, wrong ABI version), and campaigns that load them.
-foreach(variant IN ITEMS example crash badabi)
+foreach(variant IN ITEMS example crash hang scribble badabi)
   add_library(patchfuzz_${variant}_patcher MODULE
               ${PATCHFUZZ_SOURCE_ROOT}/harness/plugin/example/example_batched_plugin.cpp
               ${PATCHFUZZ_SOURCE_ROOT}/harness/plugin/pf_convert.cpp)
@@ -9,12 +9,20 @@ foreach(variant IN ITEMS example crash badabi)
   set_target_properties(patchfuzz_${variant}_patcher PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 endforeach()
 target_compile_definitions(patchfuzz_crash_patcher PRIVATE PATCHFUZZ_EXAMPLE_CRASH)
+target_compile_definitions(patchfuzz_hang_patcher PRIVATE PATCHFUZZ_EXAMPLE_HANG)
+target_compile_definitions(patchfuzz_scribble_patcher PRIVATE PATCHFUZZ_EXAMPLE_SCRIBBLE)
 target_compile_definitions(patchfuzz_badabi_patcher PRIVATE PATCHFUZZ_EXAMPLE_ABI=99)
-add_dependencies(patchfuzz patchfuzz_example_patcher patchfuzz_crash_patcher patchfuzz_badabi_patcher)
+add_dependencies(patchfuzz patchfuzz_example_patcher patchfuzz_crash_patcher patchfuzz_hang_patcher patchfuzz_scribble_patcher
+                 patchfuzz_badabi_patcher)
 
 add_test(NAME plugin_example_agrees
          COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 40 --seed 3 --quiet --oracles structural
                  --out ${CMAKE_BINARY_DIR}/plugin-example-out
+                 --patcher-lib $<TARGET_FILE:patchfuzz_example_patcher>)
+# The same in the isolated host process from the first call (shared memory, futex handshake).
+add_test(NAME plugin_example_agrees_isolated
+         COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 40 --seed 3 --quiet --oracles structural --plugin-isolated
+                 --out ${CMAKE_BINARY_DIR}/plugin-example-isolated-out
                  --patcher-lib $<TARGET_FILE:patchfuzz_example_patcher>)
 add_test(NAME plugin_crash_is_a_finding
          COMMAND $<TARGET_FILE:patchfuzz> fuzz --runs 10 --seed 3 --quiet --oracles structural --arch x86_64
@@ -41,3 +49,19 @@ set_tests_properties(plugin_not_elf_rejected PROPERTIES PASS_REGULAR_EXPRESSION 
 add_test(NAME plugin_directory_rejected
          COMMAND sh -c "'$<TARGET_FILE:patchfuzz>' fuzz --runs 1 --patcher-lib '${PATCHFUZZ_SOURCE_ROOT}/corpus' 2>&1; test $? -eq 2")
 set_tests_properties(plugin_directory_rejected PROPERTIES PASS_REGULAR_EXPRESSION "corpus: is a directory")
+# A plugin that hangs and one that writes into its (read-only) input: each ends as a finding whose
+# verdict names what the plugin did, within the test's 60 s, and the campaign ends normally (exit 1:
+# findings). The crash variant above runs the same path through a signal.
+foreach(misbehaviour IN ITEMS hang scribble crash)
+  if(misbehaviour STREQUAL "hang")
+    set(said "hung \\(no answer within 2 s")
+  elseif(misbehaviour STREQUAL "scribble")
+    set(said "wrote into its input")
+  else()
+    set(said "crashed \\(signal 4, Illegal instruction\\)")
+  endif()
+  set(out ${CMAKE_BINARY_DIR}/plugin-${misbehaviour}-finding-out)
+  add_test(NAME plugin_${misbehaviour}_ends_as_a_finding
+           COMMAND sh -c "rm -rf '${out}'; '$<TARGET_FILE:patchfuzz>' fuzz --seconds 30 --seed 5 --quiet --no-known --out '${out}' --patcher-lib '$<TARGET_FILE:patchfuzz_${misbehaviour}_patcher>' >/dev/null 2>&1; rc=$?; test $rc -eq 1 || { echo \"exit $rc\"; exit 1; }; cat '${out}'/findings/*/verdict.txt")
+  set_tests_properties(plugin_${misbehaviour}_ends_as_a_finding PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION "${said}")
+endforeach()

@@ -1,7 +1,8 @@
-// conformance_plugin_driver PLUGIN DIR: drives a bpf_conformance plugin over a .data directory the
-// way the suite's runner does (program bytes base16 on stdin, memory base16 as argv[1], r0 read
-// back in hex and compared as u32), so the plugin protocol is tested end to end without the
-// suite's Boost-based runner. Prints `N passed, M failed`; exit 0 when all pass.
+// conformance_plugin_driver PLUGIN DIR [OPTION...]: drives a bpf_conformance plugin over a .data
+// directory the way the suite's runner does (program bytes base16 on stdin; the memory base16 as
+// the first argument only when the test has memory, then the OPTIONs; r0 read back in hex and
+// compared in all 64 bits), so the plugin protocol is tested end to end without the suite's
+// Boost-based runner. Prints `N passed, M failed`; exit 0 when all pass.
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,8 +28,8 @@ std::string base16(const std::vector<uint8_t>& b) {
 
 int main(int argc, char** argv) {
     using namespace patchfuzz;
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: conformance_plugin_driver PLUGIN DIR\n");
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: conformance_plugin_driver PLUGIN DIR [OPTION...]\n");
         return 2;
     }
     std::vector<std::string> files;
@@ -62,7 +63,10 @@ int main(int argc, char** argv) {
             std::fprintf(t, "%s\n", base16(bytes).c_str());
             std::fclose(t);
         }
-        std::string cmd = std::string("'") + argv[1] + "' '" + base16(df->mem) + "' < " + tmpl;
+        std::string cmd = std::string("'") + argv[1] + "'";
+        if (!df->mem.empty()) cmd += " '" + base16(df->mem) + "'";
+        for (int k = 3; k < argc; ++k) cmd += std::string(" '") + argv[k] + "'";
+        cmd += std::string(" < ") + tmpl;
         FILE* p = popen(cmd.c_str(), "r");
         std::string out;
         char buf[256];
@@ -72,7 +76,7 @@ int main(int argc, char** argv) {
         if (st == 0 && df->result) {
             char* end = nullptr;
             unsigned long long v = std::strtoull(out.c_str(), &end, 16);
-            ok = end != out.c_str() && static_cast<uint32_t>(v) == static_cast<uint32_t>(*df->result);
+            ok = end != out.c_str() && v == static_cast<unsigned long long>(*df->result);
         } else if (st != 0 && df->error) {
             ok = true;
         }

@@ -1,9 +1,11 @@
 // patchfuzz-conformance-plugin: the interpreter behind the bpf_conformance suite's own runner.
-// Protocol (bpf_conformance src/bpf_conformance.cc): the program's bytes in base16 on stdin
-// (whitespace between bytes allowed), the input memory in base16 as argv[1] (may be empty),
-// optional plugin options as argv[2] (ignored). On success r0 is printed in hex on stdout and the
-// exit code is 0; a program the validator rejects or that faults prints the reason and exits 1
-// (the runner then compares that text with the test's `-- error`).
+// Protocol (bpf_conformance's runner): the program's bytes in base16 on stdin (whitespace between
+// bytes allowed); the arguments are the input memory in base16, present only when the test has
+// memory, followed by the runner's --plugin_options, so an option may come first. Options:
+// `--arch x86_64|arm64|jit32` (or --arch=A; default x86_64) picks the semantics; unknown options
+// are ignored, as a plugin shared between runtimes must. On success r0 (all 64 bits) is printed in
+// hex on stdout and the exit code is 0; a program the validator rejects or that faults prints the
+// reason on stderr and exits 1 (the runner compares that text with the test's `-- error`).
 #include <cctype>
 #include <cstdio>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf/arch/arch_profile.hpp"
 #include "bpf/interp/interp.hpp"
 #include "bpf/interp/conformance_run.hpp"
 
@@ -50,25 +53,50 @@ bool base16_decode(const std::string& s, std::vector<uint8_t>& out, std::string&
 int main(int argc, char** argv) {
     using namespace patchfuzz;
     if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-        std::printf("usage: patchfuzz-conformance-plugin [MEMORY_BASE16 [OPTIONS]] < PROGRAM_BASE16\n"
-                    "bpf_conformance plugin: runs the program on the patchfuzz interpreter (x86_64 semantics)\n"
-                    "and prints r0 in hex; exit 1 with a message when the program is rejected or faults.\n");
+        std::printf("usage: patchfuzz-conformance-plugin [MEMORY_BASE16] [--arch x86_64|arm64|jit32] < PROGRAM_BASE16\n"
+                    "bpf_conformance plugin: runs the program on the patchfuzz interpreter under the arch's\n"
+                    "semantics (default x86_64) and prints r0 in hex; exit 1 with a message on stderr when\n"
+                    "the program is rejected or faults. Unknown options are ignored.\n");
         return 0;
     }
     std::string err;
     std::vector<uint8_t> mem;
-    if (argc > 1 && !base16_decode(argv[1], mem, err)) {
-        std::printf("memory argument: %s\n", err.c_str());
+    std::string arch_name = "x86_64";
+    bool have_memory = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--arch" || a.rfind("--arch=", 0) == 0) {
+            if (a == "--arch" && i + 1 >= argc) {
+                std::fprintf(stderr, "--arch needs x86_64, arm64 or jit32\n");
+                return 2;
+            }
+            arch_name = a == "--arch" ? argv[++i] : a.substr(7);
+        } else if (a == "--elf") {
+            std::fprintf(stderr, "--elf: this plugin takes raw instructions, not an ELF file\n");
+            return 1;
+        } else if (a.rfind("--", 0) == 0) {
+            continue;  // another runtime's option
+        } else if (!have_memory) {
+            if (!base16_decode(a, mem, err)) {
+                std::fprintf(stderr, "memory argument: %s\n", err.c_str());
+                return 2;
+            }
+            have_memory = true;
+        }
+    }
+    const auto arch = arch_by_name(arch_name);
+    if (!arch) {
+        std::fprintf(stderr, "--arch: unknown arch '%s' (x86_64, arm64, jit32)\n", arch_name.c_str());
         return 2;
     }
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     std::vector<uint8_t> bytes;
     if (!base16_decode(text, bytes, err)) {
-        std::printf("program on stdin: %s\n", err.c_str());
+        std::fprintf(stderr, "program on stdin: %s\n", err.c_str());
         return 2;
     }
     if (bytes.empty() || bytes.size() % 8 != 0) {
-        std::printf("program on stdin: %zu bytes, not a non-empty multiple of 8\n", bytes.size());
+        std::fprintf(stderr, "program on stdin: %zu bytes, not a non-empty multiple of 8\n", bytes.size());
         return 2;
     }
     std::vector<isa::Insn> insns(bytes.size() / 8);
@@ -84,7 +112,7 @@ int main(int argc, char** argv) {
     }
     Status v = interp::validate_for_conformance(insns);
     if (!v.ok()) {
-        std::printf("%s\n", v.error().to_string().c_str());
+        std::fprintf(stderr, "%s\n", v.error().to_string().c_str());
         return 1;
     }
     interp::ExecInput in;
@@ -93,9 +121,9 @@ int main(int argc, char** argv) {
     interp::ExecOptions opts;
     opts.conformance_helpers = true;
     opts.collect_maps = false;
-    interp::ExecResult r = interp::execute(make_program(insns), in, arch_x86_64(), opts);
+    interp::ExecResult r = interp::execute(make_program(insns), in, *arch, opts);
     if (r.status != interp::ExecResult::Status::Ok) {
-        std::printf("pc %u: %s\n", r.fault_pc, r.reason.c_str());
+        std::fprintf(stderr, "pc %u: %s\n", r.fault_pc, r.reason.c_str());
         return 1;
     }
     std::printf("%llx\n", static_cast<unsigned long long>(r.r0));

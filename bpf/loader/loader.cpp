@@ -33,14 +33,22 @@ constexpr unsigned kChildTimeoutSeconds = 120;
 
 // libbpf's warnings, captured instead of printed: the last one becomes the error message.
 std::string g_libbpf_last;
+// libbpf states some reasons for refusing an object only at debug level (e.g. "sec '.maps':
+// failed to find ELF symbol for VAR 'x'"): the last debug line is kept too, for an open that fails
+// without a warning.
+std::string g_libbpf_last_debug;
+
 int capture_print(enum libbpf_print_level level, const char* fmt, va_list ap) {
-    if (level == LIBBPF_DEBUG) return 0;
     char buf[1024];
     std::vsnprintf(buf, sizeof buf, fmt, ap);
     std::string s(buf);
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     if (s.rfind("libbpf: ", 0) == 0) s.erase(0, 8);
-    if (level == LIBBPF_WARN && !s.empty()) g_libbpf_last = s;
+    if (s.empty()) return 0;
+    if (level == LIBBPF_WARN)
+        g_libbpf_last = s;
+    else if (level == LIBBPF_DEBUG)
+        g_libbpf_last_debug = s;
     return 0;
 }
 
@@ -243,7 +251,10 @@ Expected<std::vector<uint8_t>> read_file(const std::string& path) {
 
 }  // namespace
 
-Expected<LoadedObject> load_object_in_process(const std::string& path) {
+namespace {
+
+// The conversion in the calling process, before the load's privilege is applied.
+Expected<LoadedObject> open_and_convert(const std::string& path) {
     const auto t0 = std::chrono::steady_clock::now();
     auto bytes = read_file(path);
     if (!bytes) return bytes.error();
@@ -279,11 +290,13 @@ Expected<LoadedObject> load_object_in_process(const std::string& path) {
 
     libbpf_set_print(capture_print);
     g_libbpf_last.clear();
+    g_libbpf_last_debug.clear();
     bpf_object* obj = bpf_object__open_file(path.c_str(), nullptr);
     const int open_err = obj ? 0 : errno;
     if (!obj) {
-        std::string msg = g_libbpf_last.empty() ? std::string("libbpf could not open the object: ") + std::strerror(open_err)
-                                                : "libbpf: " + g_libbpf_last;
+        const std::string& why = g_libbpf_last.empty() ? g_libbpf_last_debug : g_libbpf_last;
+        std::string msg = why.empty() ? std::string("libbpf could not open the object: ") + std::strerror(open_err)
+                                      : "libbpf: " + why;
         return Error{path, msg};
     }
     struct Closer {
@@ -306,8 +319,11 @@ Expected<LoadedObject> load_object_in_process(const std::string& path) {
         const std::string name = bpf_program__name(prog);
         const std::string sec_name = bpf_program__section_name(prog);
         const Func* main = nullptr;
+        // A "?" section (SEC("?tc"): not auto-loaded) keeps the "?" in its ELF name; libbpf's
+        // section name drops it.
+        auto same_section = [&](const std::string& elf_name) { return elf_name == sec_name || elf_name == "?" + sec_name; };
         for (const auto& [key, fn] : funcs)
-            if (fn.name == name && elf->sections[fn.shndx].name == sec_name) main = &fn;
+            if (fn.name == name && same_section(elf->sections[fn.shndx].name)) main = &fn;
         if (!main) return Error{path, "program '" + name + "': no function symbol in section '" + sec_name + "'"};
         const size_t cnt = bpf_program__insn_cnt(prog);
         const bpf_insn* raw = bpf_program__insns(prog);
@@ -380,8 +396,23 @@ Expected<LoadedObject> load_object_in_process(const std::string& path) {
     return out;
 }
 
+}  // namespace
+
+// The loading process's privilege decides each map's bypass_spec_v1 (the kernel sets it at map
+// creation from bpf_bypass_spec_v1(): a CAP_PERFMON creator's maps skip the Spectre v1 index mask).
+void apply_privilege(LoadedObject& o, const LoadOptions& opts) {
+    for (auto& p : o.programs)
+        for (auto& m : p.maps) m.bypass_spec_v1 = opts.privileged;
+}
+
+Expected<LoadedObject> load_object_in_process(const std::string& path, const LoadOptions& opts) {
+    auto res = open_and_convert(path);
+    if (res) apply_privilege(*res, opts);
+    return res;
+}
+
 Expected<LoadedObject> load_object(const std::string& path, const LoadOptions& opts) {
-    if (!opts.isolate) return load_object_in_process(path);
+    if (!opts.isolate) return load_object_in_process(path, opts);
     const auto t0 = std::chrono::steady_clock::now();
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return Error{path, std::string("pipe: ") + std::strerror(errno)};
@@ -401,7 +432,7 @@ Expected<LoadedObject> load_object(const std::string& path, const LoadOptions& o
             signal(opts.test_raise_signal, SIG_DFL);
             raise(opts.test_raise_signal);
         }
-        const std::string bytes = encode_result(load_object_in_process(path));
+        const std::string bytes = encode_result(load_object_in_process(path, opts));
         size_t off = 0;
         while (off < bytes.size()) {
             const ssize_t w = write(fds[1], bytes.data() + off, bytes.size() - off);

@@ -18,6 +18,9 @@ namespace patchfuzz::loader {
 struct LoadOptions {
     bool isolate = true;  // open in a child process (always, for untrusted or mutated objects)
     int test_raise_signal = 0;  // tests only: the child raises this signal before opening
+    // A privileged load (CAP_BPF + CAP_PERFMON, the default): maps get bypass_spec_v1, so array
+    // lookups carry no Spectre index mask. false: an unprivileged load keeps the mask.
+    bool privileged = true;
 };
 
 // What the loader knows about a program beyond the Program itself (for `patchfuzz load`).
@@ -37,6 +40,6 @@ struct LoadedObject {
 Expected<LoadedObject> load_object(const std::string& path, const LoadOptions& = {});
 
 // The conversion itself, in the calling process (what the child runs). Exposed for tests.
-Expected<LoadedObject> load_object_in_process(const std::string& path);
+Expected<LoadedObject> load_object_in_process(const std::string& path, const LoadOptions& = {});
 
 }  // namespace patchfuzz::loader

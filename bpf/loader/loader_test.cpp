@@ -437,3 +437,34 @@ TEST_F(BadObjects, ChildCrashBecomesAnError) {
 
 }  // namespace
 }  // namespace patchfuzz::loader
+
+namespace patchfuzz::loader {
+
+// SEC("?tc"): the ELF section is "?tc", libbpf names it "tc"; both programs load, and the array
+// map's bypass_spec_v1 follows the load's privilege (privileged by default: no index mask).
+TEST(Loader, OptionalSectionsLoadAndMapsFollowPrivilege) {
+    const std::string path = std::string(PATCHFUZZ_BINARY_DIR) + "/bpf_objs/optional_sec.bpf.o";
+    auto priv = load_object(path);
+    ASSERT_TRUE(priv) << priv.error().to_string();
+    ASSERT_EQ(priv->programs.size(), 2u);
+    std::set<std::string> names;
+    for (const auto& p : priv->programs) names.insert(p.name);
+    EXPECT_EQ(names, (std::set<std::string>{"opt_lookup", "opt_subprog"}));
+    for (const auto& p : priv->programs) {
+        if (p.name == "opt_subprog") {
+            EXPECT_EQ(p.subprog_cnt(), 2u);
+        }
+        for (const auto& m : p.maps) EXPECT_TRUE(m.bypass_spec_v1) << m.name;
+    }
+    auto unpriv = load_object(path, LoadOptions{.privileged = false});
+    ASSERT_TRUE(unpriv) << unpriv.error().to_string();
+    size_t maps = 0;
+    for (const auto& p : unpriv->programs)
+        for (const auto& m : p.maps) {
+            EXPECT_FALSE(m.bypass_spec_v1) << m.name;
+            ++maps;
+        }
+    EXPECT_EQ(maps, 1u);
+}
+
+}  // namespace patchfuzz::loader

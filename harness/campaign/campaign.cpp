@@ -25,6 +25,7 @@
 #include "bpf/util/atomic_file.hpp"
 #include "bpf/util/check.hpp"
 #include "harness/campaign/known_findings.hpp"
+#include "harness/case/object_cases.hpp"
 #include "harness/triage/triage.hpp"
 #include "harness/version/build_version.hpp"
 
@@ -251,7 +252,7 @@ public:
             std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
                          tr.new_bucket ? " (new bucket)" : " (existing bucket)", tr.bucket_dir.c_str(),
                          tr.replay_command.c_str());
-            emit("F\t" + std::string(tr.new_bucket ? "1" : "0") + "\t" + tr.signature);
+            emit("F\t" + std::string(tr.new_bucket ? "1" : "0") + "\t" + tr.bucket);
         }
         if (generated_as && new_feature && !cfg_.corpus_dir.empty()) {
             const std::string path = cfg_.corpus_dir + "/gen-" + std::to_string(c.seed) + ".case";
@@ -401,17 +402,20 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
     if (cfg.corpus_dir.empty() || !fs::is_directory(cfg.corpus_dir)) return;
     std::vector<fs::path> files;
     for (const auto& e : fs::recursive_directory_iterator(cfg.corpus_dir))
-        if (e.is_regular_file() && e.path().extension() == ".case") files.push_back(e.path());
+        if (e.is_regular_file() && (e.path().extension() == ".case" || is_elf_file(e.path().string()))) files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
         if (w.stopped()) break;
-        auto c = read_case(f.string());
-        if (!c) {
-            std::fprintf(stderr, "patchfuzz fuzz: skipping corpus file %s\n", c.error().to_string().c_str());
+        // A .case, or every program of a BPF object (.bpf.o).
+        auto cases = read_corpus_file(f.string());
+        if (!cases) {
+            std::fprintf(stderr, "patchfuzz fuzz: skipping corpus file %s\n", cases.error().to_string().c_str());
             continue;
         }
-        ++sum.corpus_cases;
-        w.run_one(*c, [&](const auto& item) { agg.take(item); }, std::nullopt);
+        for (const Case& c : *cases) {
+            ++sum.corpus_cases;
+            w.run_one(c, [&](const auto& item) { agg.take(item); }, std::nullopt);
+        }
     }
 }
 
@@ -420,6 +424,11 @@ void replay_corpus(const CampaignConfig& cfg, Worker& w, Aggregate& agg, Campaig
 CampaignSummary run_campaign(const CampaignConfig& cfg) {
     CampaignSummary sum;
     sum.seed = cfg.seed;
+    // Loaded before the workers fork, so each inherits it; and before the clock starts: start-up
+    // (running every filed finding, seconds) counts neither in --seconds nor in cases/s.
+    const KnownFindings known = KnownFindings::load(cfg.known_dir, judging(cfg.run));
+    sum.known_files = known.files();
+    for (const auto& n : known.notes()) std::fprintf(stderr, "patchfuzz fuzz: %s\n", n.c_str());
     const auto t0 = Clock::now();
     Aggregate agg(sum, t0);
     fs::create_directories(cfg.out_dir);
@@ -464,10 +473,6 @@ CampaignSummary run_campaign(const CampaignConfig& cfg) {
         sum.kernel = kernel_stream->figures();
     };
 
-    // Loaded before the workers fork, so each inherits it.
-    const KnownFindings known = KnownFindings::load(cfg.known_dir, judging(cfg.run));
-    sum.known_files = known.files();
-    for (const auto& n : known.notes()) std::fprintf(stderr, "patchfuzz fuzz: %s\n", n.c_str());
     Worker main_worker(cfg, t0, &known);
     replay_corpus(cfg, main_worker, agg, sum);
 

@@ -4,17 +4,13 @@
 #include <filesystem>
 #include <system_error>
 
-#include "oracles/exec/exec_diff.hpp"
+#include "harness/triage/root_cause.hpp"
 
 namespace patchfuzz::harness {
 
 namespace fs = std::filesystem;
 
-std::string finding_key(const OracleVerdict& v) {
-    std::string k = signature_of(v);
-    if (v.verdict.oracle == "exec") k = k.substr(0, k.rfind('/') + 1) + "|" + oracles::exec::exec_cause(v.verdict);
-    return k;
-}
+std::string finding_key(const OracleVerdict& v) { return root_cause_key(v); }
 
 KnownFindings KnownFindings::load(const std::string& dir, const RunConfig& campaign_cfg) {
     KnownFindings kf;

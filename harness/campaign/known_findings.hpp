@@ -6,13 +6,9 @@
 //
 // A filed case is run once under the campaign's RunConfig (every arch profile of it, not only the
 // case's own), and each failing verdict with its `-- expect` signature (on any arch) contributes
-// its key: the semantic signature, plus for the
-// execution oracle the pass that alone reproduces the divergence ("[cause: P]" of the verdict,
-// oracles/exec/exec_diff.hpp), because exec signatures name no pass. So a new r0 mismatch caused
-// by a different pass is still new. Exec keys leave out the arch profile: the oracle reports the
-// first profile on which a divergence shows, and which one that is depends on the program around
-// the bug (the bpf_loop inline's 32-bit -E2BIG reaches memory on x86_64 through a 64-bit store,
-// on jit32 through a movsx that a 32-bit JIT runs as a plain move), not on the bug. A filed case that no longer fails contributes nothing (and,
+// its key: the root cause the campaign files buckets under (harness/triage/root_cause.hpp), so a
+// known bug seen through another symptom or on another arch profile is still known, and a symptom
+// caused by a different pass is still new. A filed case that no longer fails contributes nothing (and,
 // when the oracle named by its `-- expect` runs, is listed in notes()): the bug is fixed, and
 // seeing it again would be news. An external patcher (--patcher-lib) is left out of the loading
 // run: its failures are never masked.
@@ -24,7 +20,7 @@
 
 namespace patchfuzz::harness {
 
-// signature_of(v); for exec failures without its arch part and with "|cause" appended.
+// root_cause_key(v) (harness/triage/root_cause.hpp): the key buckets are filed under.
 std::string finding_key(const OracleVerdict& v);
 
 class KnownFindings {

@@ -19,12 +19,14 @@ namespace {
 
 void asm_usage(std::FILE* out) {
     std::fprintf(out,
-                 "usage: patchfuzz asm IN.s -o OUT.bin [--no-validate] [--user]\n\n"
+                 "usage: patchfuzz asm IN.s -o OUT.bin [--no-validate] [--internal]\n\n"
                  "Assemble kernel-syntax BPF assembly (as printed by the verifier log and\n"
                  "`bpftool prog dump xlated`, plus labels) into raw struct bpf_insn bytes.\n\n"
                  "  -o OUT.bin      output file (8 bytes per insn, little-endian)\n"
                  "  --no-validate   skip the structural validation of the result\n"
-                 "  --user          reject kernel-internal encodings and r11 (BPF_REG_AX)\n"
+                 "  --internal      accept kernel-internal encodings and r11 (BPF_REG_AX), which only\n"
+                 "                  rewritten code holds; an input program with them is rejected, as\n"
+                 "                  the verifier rejects it (--user, the default, says so explicitly)\n"
                  "  --help          this text\n\n"
                  "exit: 0 ok, 2 bad input or usage (errors are located file:line:col)\n");
 }
@@ -38,7 +40,7 @@ int fail(const std::string& msg) {
 
 int cmd_asm(Args args) {
     std::string in, out;
-    bool validate = true, user = false;
+    bool validate = true, user = true;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
         if (a == "--help" || a == "-h") {
@@ -52,6 +54,8 @@ int cmd_asm(Args args) {
             validate = false;
         } else if (a == "--user") {
             user = true;
+        } else if (a == "--internal") {
+            user = false;
         } else if (!a.empty() && a[0] == '-' && a != "-") {
             return fail("unknown option '" + a + "' (see --help)");
         } else if (in.empty()) {

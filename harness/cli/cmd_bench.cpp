@@ -20,6 +20,7 @@
 #include "bpf/patch/bench_harness.hpp"
 #include "bpf/patch/bench_workload.hpp"
 #include "gen/profiles.hpp"
+#include "harness/cli/input_format.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
@@ -30,9 +31,28 @@ using patch::BenchResult;
 using patch::Timing;
 using patch::Workload;
 
+// Records every batch the rewrite passes emit, with the program it is applied to, while the
+// incremental model applies it: the real patch list of a real program, as bench workloads.
+class BatchRecorder : public patch::Patcher {
+public:
+    explicit BatchRecorder(std::string prefix) : prefix_(std::move(prefix)), inner_(patch::make_patcher("incremental")) {}
+    [[nodiscard]] std::string_view name() const override { return "recorder"; }
+    patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
+        if (!batch.patches.empty())
+            workloads.push_back(Workload{.name = prefix_ + "#" + std::to_string(workloads.size()), .prog = prog, .batch = batch});
+        return inner_->apply(prog, batch);
+    }
+    std::vector<Workload> workloads;
+
+private:
+    std::string prefix_;
+    std::unique_ptr<patch::Patcher> inner_;
+};
+
 void bench_usage(std::FILE* out) {
     std::fprintf(out,
-                 "usage: patchfuzz bench (--profile NAME[,NAME...] | --insns N --patches M | --sweep)...\n"
+                 "usage: patchfuzz bench (--profile NAME[,NAME...] | --object X.bpf.o | --insns N --patches M\n"
+                 "                        | --sweep)...\n"
                  "                       [--patchers LIST] [--reps R] [--seed S] [--json] [--plot FILE]\n\n"
                  "Time the incremental patcher (a model of the kernel's bpf_patch_insn_data(), one\n"
                  "patch at a time) against the batched patcher (one pass) on programs that really\n"
@@ -41,6 +61,9 @@ void bench_usage(std::FILE* out) {
                  "  --profile NAMES   generated profiles: pyperf180 (~24k insns, 930 lookups),\n"
                  "                    pyperf600 (~42k, 1530), strobemeta, verif_scale; or our own\n"
                  "                    synthetic shapes synthetic-pyperf180, synthetic-pyperf600\n"
+                 "  --object FILE     every batch the rewrite passes emit on every program of a BPF\n"
+                 "                    object (or .case), each timed on the program it applies to\n"
+                 "  --arch A          the arch profile of --object's rewrite (default x86_64)\n"
                  "  --insns N --patches M   one synthetic program of N insns with M lookup sites\n"
                  "  --sweep           N = 1k ... 1M insns at --density PCT patches (default 4)\n"
                  "  --sweep-max N     largest sweep size (default 1000000)\n\n"
@@ -125,7 +148,8 @@ int cmd_bench(Args args) {
     // frees, the warm-up run pays the faults and the timed runs measure the patchers.
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
-    std::vector<std::string> profiles;
+    std::vector<std::string> profiles, objects;
+    std::string object_arch = "x86_64";
     std::optional<uint64_t> insns, patches;
     bool sweep = false, json = false, check_bars = false;
     std::string plot;
@@ -155,6 +179,14 @@ int cmd_bench(Args args) {
             auto v = value("names");
             if (!v) return fail("--profile needs a name (see --help)");
             for (auto& p : split(*v)) profiles.push_back(p);
+        } else if (a == "--object") {
+            auto v = value("file");
+            if (!v) return fail("--object needs a BPF object or case file");
+            objects.push_back(*v);
+        } else if (a == "--arch") {
+            auto v = value("arch");
+            if (!v || !arch_by_name(*v)) return fail("--arch takes x86_64, arm64 or jit32");
+            object_arch = *v;
         } else if (a == "--insns") {
             uint64_t n;
             if (!number(n, 16, 50000000)) return fail("--insns needs a number in [16, 50000000]");
@@ -208,7 +240,8 @@ int cmd_bench(Args args) {
     }
     if (insns.has_value() != patches.has_value()) return fail("--insns and --patches go together");
     if (insns && *patches * 8 > *insns) return fail("--patches " + std::to_string(*patches) + ": at most insns/8 lookup sites fit");
-    if (profiles.empty() && !insns && !sweep) return fail("nothing to measure: give --profile, --insns/--patches or --sweep");
+    if (profiles.empty() && objects.empty() && !insns && !sweep)
+        return fail("nothing to measure: give --profile, --object, --insns/--patches or --sweep");
     if (!plot.empty() && !sweep) return fail("--plot draws the sweep: add --sweep");
 
     // Build every workload first (generation is not measured).
@@ -232,6 +265,21 @@ int cmd_bench(Args args) {
         w.batch = patch::hash_lookup_batch(w.prog);
         if (w.batch.patches.empty()) return fail("--profile " + name + ": the generated program has no hash-map lookup to inline");
         work.emplace_back(std::move(w), false);
+    }
+    for (const auto& path : objects) {
+        auto cases = read_input_cases(path);
+        if (!cases) return fail(cases.error().to_string());
+        size_t before = work.size();
+        for (const auto& c : *cases) {
+            BatchRecorder rec(path + ":" + (c.program.name.empty() ? "prog" : c.program.name));
+            Program p = c.program;
+            passes::RewriteOptions o = c.options;
+            o.arch = *arch_by_name(object_arch);
+            if (auto r = passes::run_pipeline(p, rec, o); !r.outcome.ok())
+                return fail(path + ": the rewrite of " + c.program.name + " failed: " + r.outcome.log);
+            for (auto& w : rec.workloads) work.emplace_back(std::move(w), false);
+        }
+        if (work.size() == before && !json) std::fprintf(stderr, "patchfuzz bench: %s: no pass emits a patch on %s\n", path.c_str(), object_arch.c_str());
     }
     if (insns) work.emplace_back(patch::synthetic_workload(static_cast<uint32_t>(*insns), static_cast<uint32_t>(*patches), seed), false);
     if (sweep) {

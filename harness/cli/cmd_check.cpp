@@ -7,6 +7,7 @@
 #include "bpf/util/json.hpp"
 #include "bpf/arch/arch_profile.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/input_format.hpp"
 #include "harness/runner/expectation.hpp"
 
 namespace patchfuzz::cli {
@@ -14,10 +15,12 @@ namespace {
 
 void check_usage(std::FILE* out) {
     std::fprintf(out,
-                 "usage: patchfuzz check CASE.case [--oracle LIST] [--arch LIST] [--all] [--json]\n\n"
-                 "Run CASE through both patchers, the passes and the arch profiles, and print the oracles'\n"
+                 "usage: patchfuzz check INPUT [--oracle LIST] [--arch LIST] [--all] [--json]\n\n"
+                 "INPUT is a .case, a BPF ELF object (every program in it), assembly or raw insn bytes,\n"
+                 "told apart by content, not by name.\n"
+                 "Run it through both patchers, the passes and the arch profiles, and print the oracles'\n"
                  "verdicts. LIST: structural, smt-jump, smt-inline, exec, or `smt` for both SMT oracles\n"
-                 "(default: all). --arch defaults to the case's own arch. Passing verdicts are summarised\n"
+                 "(default: all). --arch defaults to the case's own arch (x86_64 for the others). Passing verdicts are summarised\n"
                  "unless --all.\n\n"
                  "exit: 0 no failure, 1 a failure, 2 bad input or usage, 3 no failure but unknown verdicts\n");
 }
@@ -81,40 +84,53 @@ int cmd_check(Args args) {
         check_usage(stderr);
         return 2;
     }
-    auto c = harness::read_case(path);
-    if (!c) return bad(c.error().to_string());
-    if (!arch_given) cfg.arches = {c->arch};
-    const auto report = harness::run_case(*c, cfg);
+    // A .case, an ELF object (every program in it), assembly or raw bytes: by content.
+    auto cases = read_input_cases(path);
+    if (!cases) return bad(cases.error().to_string());
     unsigned pass = 0, fail = 0, unknown = 0, skip = 0;
     if (json) std::printf("[");
     bool first = true;
-    for (const auto& v : report.verdicts) {
-        const auto o = v.verdict.outcome;
-        pass += o == oracles::Outcome::Pass;
-        fail += o == oracles::Outcome::Fail;
-        unknown += o == oracles::Outcome::Unknown;
-        skip += o == oracles::Outcome::Skip;
-        if (json) {
-            std::printf("%s\n  {\"oracle\": %s, \"arch\": %s, \"pass\": %s, \"patcher\": %s, \"verdict\": %s, "
-                        "\"divergence\": %s, \"reason\": %s, \"counterexample\": %s, \"signature\": %s}",
-                        first ? "" : ",", json_str(v.verdict.oracle).c_str(), json_str(v.arch).c_str(),
-                        json_str(v.pass).c_str(), json_str(v.patcher).c_str(),
-                        json_str(std::string(oracles::to_string(o))).c_str(), json_str(v.verdict.divergence).c_str(),
-                        json_str(v.verdict.reason).c_str(), json_str(v.verdict.counterexample).c_str(),
-                        json_str(o == oracles::Outcome::Fail ? harness::signature_of(v) : "").c_str());
-            first = false;
-        } else if (all || o != oracles::Outcome::Pass) {
-            std::printf("%-7s %-10s %-7s %-12s %s%s%s\n", std::string(oracles::to_string(o)).c_str(),
-                        v.verdict.oracle.c_str(), v.arch.c_str(), v.pass.empty() ? "-" : v.pass.c_str(),
-                        v.verdict.reason.c_str(), v.verdict.counterexample.empty() ? "" : "\n  ",
-                        v.verdict.counterexample.c_str());
+    unsigned batches = 0;
+    for (const harness::Case& one : *cases) {
+        const harness::Case* c = &one;
+        harness::RunConfig ccfg = cfg;
+        if (!arch_given) ccfg.arches = {c->arch};
+        if (!json && cases->size() > 1) std::printf("# %s\n", c->comments.empty() ? c->program.name.c_str() : c->comments.back().c_str());
+        const auto report = harness::run_case(*c, ccfg);
+        for (const auto& v : report.verdicts) {
+            const auto o = v.verdict.outcome;
+            pass += o == oracles::Outcome::Pass;
+            fail += o == oracles::Outcome::Fail;
+            unknown += o == oracles::Outcome::Unknown;
+            skip += o == oracles::Outcome::Skip;
+            if (json) {
+                std::printf("%s\n  {\"oracle\": %s, \"arch\": %s, \"pass\": %s, \"patcher\": %s, \"verdict\": %s, "
+                            "\"divergence\": %s, \"reason\": %s, \"counterexample\": %s, \"signature\": %s}",
+                            first ? "" : ",", json_str(v.verdict.oracle).c_str(), json_str(v.arch).c_str(),
+                            json_str(v.pass).c_str(), json_str(v.patcher).c_str(),
+                            json_str(std::string(oracles::to_string(o))).c_str(), json_str(v.verdict.divergence).c_str(),
+                            json_str(v.verdict.reason).c_str(), json_str(v.verdict.counterexample).c_str(),
+                            json_str(o == oracles::Outcome::Fail ? harness::signature_of(v) : "").c_str());
+                first = false;
+            } else if (all || o != oracles::Outcome::Pass) {
+                // An inline proof is about a sequence (the runner files every one under the
+                // iterator pass): it is labelled by what it proves ("udiv64 r2, r3", "map_lookup/hash").
+                const std::string label = v.verdict.oracle == "smt-inline" && !v.patcher.empty() ? v.patcher
+                                          : v.pass.empty()                                     ? "-"
+                                                                                               : v.pass;
+                std::printf("%-7s %-10s %-7s %-12s %s%s%s\n", std::string(oracles::to_string(o)).c_str(),
+                            v.verdict.oracle.c_str(), v.arch.c_str(), label.c_str(),
+                            v.verdict.reason.c_str(), v.verdict.counterexample.empty() ? "" : "\n  ",
+                            v.verdict.counterexample.c_str());
+            }
         }
+        batches += report.batches;
     }
     if (json)
         std::printf("\n]\n");
     else
         std::printf("%u verdicts: %u pass, %u fail, %u unknown, %u skip (%u batches)\n", pass + fail + unknown + skip,
-                    pass, fail, unknown, skip, report.batches);
+                    pass, fail, unknown, skip, batches);
     if (fail) return 1;
     return unknown ? 3 : 0;
 }

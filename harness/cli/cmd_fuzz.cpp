@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -52,7 +53,13 @@ void fuzz_usage(std::FILE* out) {
                  "  --iter-inline V  which numeric-iterator inline the passes emit (default v4, the correct one)\n"
                  "  --corpus DIR     replay DIR/*.case first; save new-coverage cases there\n"
                  "  --out DIR        findings and campaign output (default patchfuzz-out)\n"
-                 "  --patcher-lib X  also check an external batched patcher (C ABI, include/patchfuzz/patcher.h)\n"
+                 "  --patcher-lib X  also check an external batched patcher (C ABI, include/patchfuzz/patcher.h),\n"
+                 "                   in this process until it first crashes, hangs or writes into its input (a\n"
+                 "                   finding), then in an isolated host process\n"
+                 "  --plugin-isolated  run the plugin in the host process from the first call (slower)\n"
+                 "  --plugin-stateful  call the plugin for every profile and pass, never reusing an answer\n"
+                 "                   to an input it was given before (for a plugin that keeps state)\n"
+                 "  --plugin-timeout S  seconds one plugin call may take before it counts as a hang (default 2)\n"
                  "  --known DIR      filed findings (*.case): failures matching one (signature, and for exec the\n"
                  "                   pass that causes it) are counted as known, not written as new buckets\n"
                  "                   (default: corpus/regression/findings of the source tree, when it exists)\n"
@@ -89,6 +96,8 @@ void on_signal(int) { harness::g_stop_campaign.store(true); }
 int cmd_fuzz(Args args) {
     harness::CampaignConfig cfg;
     bool json = false, have_seconds = false, want_kernel = false, no_known = false, have_known = false;
+    double plugin_timeout = harness::PluginPatcher::kDefaultTimeoutSeconds;
+    bool plugin_isolated = false;
     std::string plugin, kernel_tag = "6.12", kernel_profile;
     uint32_t kernel_batch = 200;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -173,6 +182,16 @@ int cmd_fuzz(Args args) {
             no_known = true;
         } else if (a == "--patcher-lib") {
             if (!value(plugin)) return bad("--patcher-lib needs a shared library");
+        } else if (a == "--plugin-stateful") {
+            cfg.run.external_pure = false;
+        } else if (a == "--plugin-isolated") {
+            plugin_isolated = true;
+        } else if (a == "--plugin-timeout") {
+            std::string v;
+            char* end = nullptr;
+            if (!value(v) || (plugin_timeout = std::strtod(v.c_str(), &end), end == v.c_str() || *end != 0) ||
+                !(plugin_timeout > 0 && plugin_timeout <= 3600))
+                return bad("--plugin-timeout takes seconds from 0 to 3600 (e.g. 0.5)");
         } else {
             return bad("unknown option '" + a + "' (see --help)");
         }
@@ -189,7 +208,7 @@ int cmd_fuzz(Args args) {
     }
     std::unique_ptr<harness::PluginPatcher> ext;
     if (!plugin.empty()) {
-        auto loaded = harness::PluginPatcher::open(plugin);
+        auto loaded = harness::PluginPatcher::open(plugin, plugin_timeout, plugin_isolated);
         if (!loaded) return bad(loaded.error().to_string());
         ext = std::move(*loaded);
         cfg.run.external = ext.get();

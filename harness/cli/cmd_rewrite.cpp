@@ -24,6 +24,7 @@
 #include "bpf/patch/patch.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/input_format.hpp"
 #include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
@@ -71,8 +72,10 @@ Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
     if (insns && insns->empty()) return Error{path, "empty program"};
     // Raw bytes carry no structure: reject what the kernel rejects before any rewrite (unknown
     // opcodes, broken ldimm64 pairs, wild jumps) with the insn named, as `disasm` does.
+    // An input program holds no kernel-internal insn and no r11 (BPF_REG_AX): only rewritten code does.
     if (insns)
-        if (auto v = isa::validate_insns(*insns); !v) return v.error().with_context(path);
+        if (auto v = isa::validate_insns(*insns, isa::ValidateOptions{.allow_internal = false}); !v)
+            return v.error().with_context(path);
     return insns;
 }
 
@@ -297,7 +300,10 @@ int cmd_rewrite(Args args) {
     }
 
     std::vector<Job> jobs;
-    if (ends_with(path, ".case")) {
+    // The format by content, not by name (input_format.hpp).
+    const auto fmt = detect_input_format(path);
+    if (!fmt) return usage_error(fmt.error().to_string());
+    if (*fmt == InputFormat::case_text) {
         auto c = harness::read_case(path);
         if (!c) return usage_error(c.error().to_string());
         // the case's options, overridden by explicit flags
@@ -317,8 +323,8 @@ int cmd_rewrite(Args args) {
         if (!kernel_profile) opts.kernel = co.kernel;
         if (opts.only.empty()) opts.only = co.only;
         jobs.push_back({std::move(c->program), ""});
-    } else if (ends_with(path, ".o")) {
-        auto obj = loader::load_object(path);
+    } else if (*fmt == InputFormat::elf) {
+        auto obj = loader::load_object(path, loader::LoadOptions{.privileged = !unpriv});
         if (!obj) return usage_error(obj.error().to_string());
         for (size_t i = 0; i < obj->programs.size(); ++i) {
             Program p = std::move(obj->programs[i]);
@@ -329,13 +335,15 @@ int cmd_rewrite(Args args) {
         if (jobs.empty()) return usage_error(path + ": no programs in object");
     } else {
         std::vector<isa::Insn> insns;
-        if (ends_with(path, ".s") || ends_with(path, ".asm")) {
+        if (*fmt == InputFormat::asm_text) {
             auto text = read_file(path);
             if (!text) return usage_error(text.error().to_string());
             auto r = assembly::assemble(*text, path);
             if (!r) return usage_error(r.error().to_string());
             insns = std::move(*r);
             if (insns.empty()) return usage_error(path + ": empty program");
+            if (auto v = isa::validate_insns(insns, isa::ValidateOptions{.allow_internal = false}); !v)
+                return usage_error(v.error().with_context(path).to_string());
         } else {
             auto r = raw_insns(path);
             if (!r) return usage_error(r.error().to_string());

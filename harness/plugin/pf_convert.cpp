@@ -151,6 +151,29 @@ Program from_pf(const pf_program& v, const Program& like) {
     return p;
 }
 
+void from_pf_into(const pf_program& v, Program& p) {
+    p.insns.assign(v.insns, v.insns + v.len);
+    p.aux.resize(v.len);
+    for (uint32_t i = 0; i < v.len; ++i) p.aux[i] = aux_from_pf(v.aux[i]);
+    p.subprogs.clear();
+    for (uint32_t i = 0; i < v.nr_subprogs; ++i) p.subprogs.push_back(sub_from_pf(v.subprogs[i]));
+    p.linfo.clear();
+    for (uint32_t i = 0; i < v.nr_linfo; ++i)
+        p.linfo.push_back({v.linfo[i].insn_off, v.linfo[i].file_name_off, v.linfo[i].line_off, v.linfo[i].line_col});
+    p.finfo.clear();
+    for (uint32_t i = 0; i < v.nr_finfo; ++i) p.finfo.push_back({v.finfo[i].insn_off, v.finfo[i].type_id});
+    const size_t arrays = p.insn_arrays.size();
+    p.insn_arrays.resize(v.nr_insn_arrays);
+    for (size_t m = arrays; m < p.insn_arrays.size(); ++m) p.insn_arrays[m].map_index = -1;
+    for (auto& a : p.insn_arrays) a.entries.clear();
+    for (uint32_t i = 0; i < v.nr_insn_array_entries; ++i) {
+        const auto& e = v.insn_array_entries[i];
+        if (e.array < p.insn_arrays.size()) p.insn_arrays[e.array].entries.push_back({e.orig_off, e.xlated_off});
+    }
+    p.pokes.clear();
+    for (uint32_t i = 0; i < v.nr_pokes; ++i) p.pokes.push_back({v.pokes[i].insn_idx, v.pokes[i].map_index, v.pokes[i].key});
+}
+
 void to_pf(const patch::PatchBatch& b, PfBatchStorage& s) {
     s.patches.clear();
     for (const auto& p : b.patches)

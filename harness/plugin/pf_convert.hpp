@@ -27,6 +27,9 @@ void to_pf(const Program& p, PfProgramStorage& s);
 // Rebuilds a Program from a C view; fields the ABI does not carry (maps, kfuncs, name, type,
 // insn-array map indexes) are taken from `like`.
 Program from_pf(const pf_program& v, const Program& like);
+// The same into `p` itself, reusing its arrays' storage: the fields the ABI carries are replaced,
+// the others (maps, kfuncs, name, type, insn-array map indexes) stay.
+void from_pf_into(const pf_program& v, Program& p);
 
 struct PfBatchStorage {
     std::vector<pf_patch> patches;

@@ -2,18 +2,18 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 
-#include "bpf/loader/program_wire.hpp"
+#include "harness/plugin/fault_guard.hpp"
 #include "harness/plugin/pf_convert.hpp"
+#include "harness/plugin/plugin_host.hpp"
 
 namespace patchfuzz::harness {
 
@@ -23,6 +23,13 @@ struct PluginPatcher::Impl {
     const char* (*name)() = nullptr;
     int (*apply)(const pf_program*, const pf_patch*, uint32_t, pf_program*, pf_result*) = nullptr;
     void (*free_out)(pf_program*) = nullptr;
+    double timeout_seconds = 0;
+    bool isolated = false;  // calls go to the host process (after the plugin first misbehaved here)
+    std::unique_ptr<plugin::PluginHost> host;
+    plugin::PfProgramStorage in;  // kept from call to call for their storage
+    std::vector<unsigned char> before, after;  // the input's bytes around an in-process call
+    plugin::PfBatchStorage patches;
+    std::mutex mu;
 };
 
 namespace {
@@ -59,7 +66,7 @@ std::optional<std::string> not_a_plugin(const std::string& path) {
 
 }  // namespace
 
-Expected<std::unique_ptr<PluginPatcher>> PluginPatcher::open(const std::string& path) {
+Expected<std::unique_ptr<PluginPatcher>> PluginPatcher::open(const std::string& path, double timeout_seconds, bool isolated) {
     if (!std::filesystem::exists(path)) return Error{path, "no such file"};
     if (auto why = not_a_plugin(path)) return Error{path, *why};
     // dlopen needs a path with a slash to avoid searching the library path.
@@ -86,84 +93,108 @@ Expected<std::unique_ptr<PluginPatcher>> PluginPatcher::open(const std::string& 
                                std::to_string(PATCHFUZZ_PATCHER_ABI_VERSION)};
     const char* n = i.name();
     pp->name_ = std::string("plugin:") + (n ? n : "unnamed");
+    i.timeout_seconds = timeout_seconds;
+    i.isolated = isolated;
+    i.host = std::make_unique<plugin::PluginHost>(plugin::PluginEntryPoints{.apply = i.apply, .free_out = i.free_out}, timeout_seconds);
     return pp;
 }
 
 PluginPatcher::~PluginPatcher() {
+    if (impl_) impl_->host.reset();  // the host runs the library's code: it ends first
     if (impl_ && impl_->handle) dlclose(impl_->handle);
 }
 
-// The plugin runs in a forked child: a crash, a hang or memory corruption in it becomes an
-// outcome naming the plugin (a finding about the plugin), never a dead campaign.
+namespace {
+
+void append_bytes(std::vector<unsigned char>& out, const void* p, size_t n) {
+    if (n == 0) return;
+    const auto* b = static_cast<const unsigned char*>(p);
+    out.insert(out.end(), b, b + n);
+}
+
+// Every byte a call of apply may only read (the program view and its arrays, the patch list and
+// each patch's insns), appended to `out`: taken before and after a call, they must be equal.
+void input_bytes(const plugin::PfProgramStorage& in, const plugin::PfBatchStorage& b, std::vector<unsigned char>& out) {
+    out.clear();
+    const pf_program& v = in.view;
+    append_bytes(out, &v, sizeof v);
+    append_bytes(out, v.insns, v.len * sizeof(bpf_insn));
+    append_bytes(out, v.aux, v.len * sizeof(pf_insn_aux));
+    append_bytes(out, v.subprogs, v.nr_subprogs * sizeof(pf_subprog));
+    append_bytes(out, v.linfo, v.nr_linfo * sizeof(pf_line_info));
+    append_bytes(out, v.finfo, v.nr_finfo * sizeof(pf_func_info));
+    append_bytes(out, v.insn_array_entries, v.nr_insn_array_entries * sizeof(pf_insn_array_entry));
+    append_bytes(out, v.pokes, v.nr_pokes * sizeof(pf_poke));
+    append_bytes(out, b.patches.data(), b.patches.size() * sizeof(pf_patch));
+    for (const auto& p : b.patches) append_bytes(out, p.insns, p.nr_insns * sizeof(bpf_insn));
+}
+
+}  // namespace
+
+// The plugin runs in this process under run_guarded (fault_guard.hpp) until it first crashes,
+// hangs or writes into its input; from then on every call goes to a host process
+// (plugin_host.hpp), where whatever it does stays contained. Either way such a call becomes an
+// outcome naming the plugin: a finding about the plugin, with the case that triggered it, never a
+// dead campaign.
 patch::PatchOutcome PluginPatcher::apply(Program& prog, const patch::PatchBatch& batch) {
+    const std::lock_guard<std::mutex> one_call_at_a_time(impl_->mu);
     auto failure = [&](const std::string& why) {
         return patch::PatchOutcome{.err = -EFAULT, .raw_err = -EFAULT, .log = name_ + ": " + why};
     };
-    int fds[2];
-    if (pipe(fds) != 0) return failure("pipe failed");
-    const pid_t pid = fork();
-    if (pid < 0) return failure("fork failed");
-    if (pid == 0) {
-        close(fds[0]);
-        alarm(10);
-        plugin::PfProgramStorage in;
-        plugin::to_pf(prog, in);
-        plugin::PfBatchStorage b;
-        plugin::to_pf(batch, b);
-        pf_program out{};
-        out.struct_size = sizeof out;
-        pf_result res{};
-        res.struct_size = sizeof res;
-        const int rc = impl_->apply(&in.view, b.patches.data(), static_cast<uint32_t>(b.patches.size()), &out, &res);
-        std::string msg;
-        if (rc != 0) {
-            msg = "E" + std::string("apply returned ") + std::to_string(rc);
-        } else {
-            res.log[sizeof res.log - 1] = 0;
-            const Program result = res.err == 0 ? plugin::from_pf(out, prog) : prog;
-            msg = "O" + std::to_string(res.err) + " " + std::to_string(res.raw_err) + " " + std::to_string(std::strlen(res.log)) +
-                  " " + std::string(res.log) + loader::encode_program(result);
-        }
-        impl_->free_out(&out);
-        size_t done = 0;
-        while (done < msg.size()) {
-            const ssize_t w = write(fds[1], msg.data() + done, msg.size() - done);
-            if (w <= 0) _exit(3);
-            done += static_cast<size_t>(w);
-        }
-        _exit(0);
+    plugin::to_pf(prog, impl_->in);
+    plugin::to_pf(batch, impl_->patches);
+    if (impl_->isolated) {
+        const auto call = impl_->host->call(impl_->in.view, impl_->patches.patches.data(),
+                                            static_cast<uint32_t>(impl_->patches.patches.size()));
+        if (call.status != plugin::PluginHost::Status::ran) return failure(call.why);
+        patch::PatchOutcome o{.err = call.result.err, .raw_err = call.result.raw_err, .log = std::string(call.result.log)};
+        if (o.err == 0) prog = plugin::from_pf(*call.out, prog);
+        return o;
     }
-    close(fds[1]);
-    std::string buf;
-    char tmp[65536];
-    ssize_t r;
-    while ((r = read(fds[0], tmp, sizeof tmp)) > 0 || (r < 0 && errno == EINTR))
-        if (r > 0) buf.append(tmp, static_cast<size_t>(r));
-    close(fds[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(st))
-        return failure(std::string("crashed (signal ") + std::to_string(WTERMSIG(st)) + ", " + strsignal(WTERMSIG(st)) + ")");
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || buf.empty()) return failure("child exited abnormally");
-    if (buf[0] == 'E') return failure(buf.substr(1));
-    // "O<err> <raw_err> <loglen> <log><program wire bytes>"
-    size_t pos = 1;
-    auto next_num = [&](long& v) {
-        const size_t sp = buf.find(' ', pos);
-        if (sp == std::string::npos) return false;
-        v = std::strtol(buf.c_str() + pos, nullptr, 10);
-        pos = sp + 1;
-        return true;
+    pf_program out{};
+    out.struct_size = sizeof out;
+    pf_result res{};
+    res.struct_size = sizeof res;
+    int rc = 0;
+    auto run = [&] {
+        rc = impl_->apply(&impl_->in.view, impl_->patches.patches.data(), static_cast<uint32_t>(impl_->patches.patches.size()),
+                          &out, &res);
     };
-    long err = 0, raw = 0, loglen = 0;
-    if (!next_num(err) || !next_num(raw) || !next_num(loglen) || pos + static_cast<size_t>(loglen) > buf.size())
-        return failure("garbled result");
-    patch::PatchOutcome o{.err = int(err), .raw_err = int(raw), .log = buf.substr(pos, static_cast<size_t>(loglen))};
-    pos += static_cast<size_t>(loglen);
-    auto decoded = loader::decode_program(std::string_view(buf).substr(pos));
-    if (!decoded) return failure("returned a program patchfuzz cannot decode: " + decoded.error().to_string());
-    if (o.err == 0) prog = std::move(*decoded);
+    input_bytes(impl_->in, impl_->patches, impl_->before);
+    const auto g = plugin::run_guarded(run, impl_->timeout_seconds);
+    const char* const later = "; its later calls run in an isolated host process";
+    if (g.kind == plugin::GuardOutcome::Kind::crashed) {
+        impl_->isolated = true;
+        return failure("crashed (signal " + std::to_string(g.signal) + ", " + strsignal(g.signal) + ")" + later);
+    }
+    if (g.kind == plugin::GuardOutcome::Kind::hung) {
+        impl_->isolated = true;
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%g", impl_->timeout_seconds);
+        return failure(std::string("hung (no answer within ") + secs + " s; abandoned)" + later);
+    }
+    input_bytes(impl_->in, impl_->patches, impl_->after);
+    if (impl_->before != impl_->after) {
+        impl_->isolated = true;
+        impl_->free_out(&out);
+        return failure(std::string("wrote into its input (the program and patches are read-only to apply)") + later);
+    }
+    patch::PatchOutcome o{.err = res.err, .raw_err = res.raw_err, .log = {}};
+    if (rc != 0) {
+        o = failure("apply returned " + std::to_string(rc));
+    } else {
+        res.log[sizeof res.log - 1] = 0;
+        o.log = res.log;
+        if (o.err == 0) {
+            if ((out.len && (!out.insns || !out.aux)) || (out.nr_subprogs && !out.subprogs) || (out.nr_linfo && !out.linfo) ||
+                (out.nr_finfo && !out.finfo) || (out.nr_insn_array_entries && !out.insn_array_entries) ||
+                (out.nr_pokes && !out.pokes))
+                o = failure("returned a malformed program (a count without its array)");
+            else
+                plugin::from_pf_into(out, prog);
+        }
+    }
+    impl_->free_out(&out);
     return o;
 }
 

@@ -445,10 +445,10 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         opts.arch = *arch;
         const ArchRun* alike = nullptr;
         for (const ArchRun& r : arch_runs)
-            // An external plugin may keep state between calls: it is called for every profile.
-            // Explicit batches go to the patchers alone, which never read the profile: every
-            // profile's run of them is the first one's.
-            if (cfg.external == nullptr && (!c.patches.empty() || passes::rewrites_alike(c.program, r.opts, opts))) {
+            // An external plugin that may keep state between calls (!external_pure) is called for
+            // every profile. Explicit batches go to the patchers alone, which never read the
+            // profile: every profile's run of them is the first one's.
+            if ((cfg.external == nullptr || cfg.external_pure) && (!c.patches.empty() || passes::rewrites_alike(c.program, r.opts, opts))) {
                 alike = &r;
                 break;
             }
@@ -460,9 +460,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             add_exec_rewrites(*arch, *alike);
             continue;
         }
-        // An external plugin may keep state between calls: it is called for every pass too.
+        // An external plugin that may keep state between calls is called for every pass too.
         ArchRun* base = nullptr;
-        if (c.patches.empty() && cfg.external == nullptr)
+        if (c.patches.empty() && (cfg.external == nullptr || cfg.external_pure))
             for (ArchRun& r : arch_runs)
                 if (r.after_prefix && passes::options_alike_but_arch(r.opts, opts)) {
                     base = &r;
@@ -569,8 +569,8 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                 }
             }
             if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
-            // An external plugin may keep state between calls: its verdicts are never reused.
-            if (smt_jump && cfg.external == nullptr)
+            // An external plugin that may keep state between calls: its verdicts are never reused.
+            if (smt_jump && (cfg.external == nullptr || cfg.external_pure))
                 memo.push_back({&rb,
                                 std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict.verdicts),
                                                            report.verdicts.end()),

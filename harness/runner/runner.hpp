@@ -27,6 +27,10 @@ struct RunConfig {
     // An external batched patcher loaded with --patcher-lib (owned elsewhere), compared too.
     patch::Patcher* external = nullptr;
     std::string external_name;
+    // The ABI makes apply a function of its input (include/patchfuzz/patcher.h): an external
+    // patcher's answers are then reused where the built-in patchers' are (alike arch profiles, a
+    // shared pass prefix, per-batch SMT verdicts). false calls it for every profile and pass.
+    bool external_pure = true;
     uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, after the case's own
     uint32_t smt_timeout_ms = 2000;
     // false: failures without the exec oracle's traces (oracles::exec::ExecDiffOptions): what a

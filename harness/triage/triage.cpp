@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "bpf/interp/interp.hpp"
@@ -10,6 +11,7 @@
 #include "harness/triage/minimize.hpp"
 #include "harness/triage/reproducer.hpp"
 #include "harness/version/build_version.hpp"
+#include "harness/triage/root_cause.hpp"
 
 namespace patchfuzz::harness {
 
@@ -52,6 +54,23 @@ Program model_rewrite(const Case& c, const std::string& arch_name) {
     return p;
 }
 
+// The bucket's `symptoms` file: one "<count> <signature>" line per symptom seen, sorted. Updated
+// in place by one writer at a time in practice (a campaign's workers rarely hit one bucket in the
+// same millisecond; a lost count there costs a figure, never the reproducer).
+void add_symptom(const fs::path& bucket, const std::string& signature) {
+    std::map<std::string, uint64_t> seen;
+    {
+        std::ifstream f(bucket / "symptoms");
+        uint64_t n;
+        std::string sig;
+        while (f >> n >> sig) seen[sig] += n;
+    }
+    ++seen[signature];
+    std::string text;
+    for (const auto& [sig, n] : seen) text += std::to_string(n) + " " + sig + "\n";
+    (void)write_file_atomic((bucket / "symptoms").string(), text);
+}
+
 }  // namespace
 
 BucketClaim claim_bucket(const std::string& out_dir, const std::string& signature) {
@@ -72,7 +91,9 @@ TriageResult triage_failure(const Case& failing, const CaseReport& report, const
     const OracleVerdict* first = report.first_failure();
     PATCHFUZZ_CHECK(first != nullptr, "triage_failure called on a case that did not fail");
     tr.signature = signature_of(*first);
-    const BucketClaim claim = claim_bucket(out_dir, tr.signature);
+    tr.bucket = root_cause_key(*first);
+    const BucketClaim claim = claim_bucket(out_dir, tr.bucket);
+    add_symptom(claim.dir, tr.signature);
     const fs::path bucket = claim.dir;
     tr.bucket_dir = claim.dir;
     tr.original_insns = failing.program.len();
@@ -121,7 +142,7 @@ TriageResult triage_failure(const Case& failing, const CaseReport& report, const
                 }
         }
         std::ostringstream detail;
-        detail << "version: " << build::version_string() << "\nsignature: " << tr.signature << "\nreason: " << shown->verdict.reason << "\ncounterexample:\n"
+        detail << "version: " << build::version_string() << "\nbucket: " << tr.bucket << "\nsignature: " << tr.signature << "\nreason: " << shown->verdict.reason << "\ncounterexample:\n"
                << shown->verdict.counterexample << "\n";
         (void)write_file_atomic((bucket / "verdict.txt").string(), detail.str());
     }

@@ -1,8 +1,9 @@
 #pragma once
 // Triage: a failing case -> minimized, deduplicated, replayed twice, written as a reproducer in
 // three forms (our .case, a bpf_conformance .data for execution findings, a kernel selftest
-// snippet). Buckets are directories named after the semantic signature, so the same bug found
-// twice (by any worker, in any run) is one bucket.
+// snippet). Buckets are directories named after the failure's root cause (root_cause.hpp), so the
+// same bug found twice (by any worker, in any run, through any symptom, on any arch) is one bucket;
+// every symptom seen is listed in the bucket's `symptoms` file with its count.
 #include <cstdint>
 #include <string>
 
@@ -14,7 +15,8 @@ namespace patchfuzz::harness {
 struct TriageResult {
     bool new_bucket = false;       // false: the bucket existed already (a duplicate)
     bool deterministic = true;     // the minimized case failed the same way on two replays
-    std::string signature;         // oracle/pass/patch-kind/divergence/arch
+    std::string signature;         // oracle/pass/patch-kind/divergence/arch (the symptom)
+    std::string bucket;            // the root cause (root_cause_key)
     std::string bucket_dir;        // <out>/findings/<slug>
     uint32_t original_insns = 0;
     uint32_t minimized_insns = 0;

@@ -15,6 +15,11 @@
  * size so that later versions can grow them; the caller sets `struct_size` of `out` and `result`.
  * The library must not keep pointers into `in` after returning. Calls may come from any thread,
  * one at a time per process.
+ *
+ * apply must be a function of its input (in, patches): patchfuzz may answer a call whose input it
+ * has seen before with the earlier answer instead of calling again (`fuzz --plugin-stateful`
+ * calls every time). It runs inside the patchfuzz process until it first crashes, hangs or writes
+ * into `in` or `patches` (each a finding), then in an isolated host process.
  */
 #ifndef PATCHFUZZ_PATCHER_H
 #define PATCHFUZZ_PATCHER_H

@@ -4,7 +4,10 @@
 // Installed as a template (share/patchfuzz/examples/batched-plugin/, with a CMakeLists.txt) that
 // builds outside our tree against an installed patchfuzz: find_package(patchfuzz) or pkg-config
 // patchfuzz-reference-patcher (our patcher); a patcher of one's own needs only patchfuzz::plugin.
+#include <unistd.h>
+
 #include <cstring>
+#include <memory>
 
 #include <patchfuzz/patcher.h>
 
@@ -32,10 +35,23 @@ int patchfuzz_patcher_apply(const pf_program* in, const pf_patch* patches, uint3
     // Test variant: a plugin that dies must become a finding, not a dead campaign.
     if (nr_patches > 0) __builtin_trap();
 #endif
-    // Fields the ABI does not carry (maps, kfuncs) are not needed by patching.
-    Program prog = plugin::from_pf(*in, Program{});
+#ifdef PATCHFUZZ_EXAMPLE_HANG
+    // Test variant: a plugin that never returns must become a finding once the watchdog kills it.
+    // (It waits forever rather than spinning, as a deadlocked patcher would.)
+    if (nr_patches > 1)
+        for (;;) pause();
+#endif
+#ifdef PATCHFUZZ_EXAMPLE_SCRIBBLE
+    // Test variant: a plugin that writes into memory it was given read-only (the caller's program).
+    if (nr_patches > 1) const_cast<bpf_insn*>(in->insns)[patches[0].pos].imm ^= 0x5a5a;
+#endif
+    // Fields the ABI does not carry (maps, kfuncs) are not needed by patching. The patcher and the
+    // program's storage are kept from call to call (calls come one at a time per thread); the
+    // patcher keeps only storage between batches, so each call still starts afresh.
+    thread_local Program prog;
+    thread_local const std::unique_ptr<patch::Patcher> patcher = patch::make_batched_patcher();
+    plugin::from_pf_into(*in, prog);
     const patch::PatchBatch batch = plugin::from_pf(patches, nr_patches);
-    auto patcher = patch::make_batched_patcher();
     const patch::PatchOutcome o = patcher->apply(prog, batch);
     result->err = o.err;
     result->raw_err = o.raw_err;
