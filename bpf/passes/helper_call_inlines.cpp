@@ -16,7 +16,7 @@ namespace {
 
 // [r0 = nr_args] at the head of get_func_arg / get_func_arg_cnt.
 std::vector<Insn> load_nr_args(TraceAttach attach, uint8_t vlen, KernelProfile k) {
-    if (k != KernelProfile::BpfNext) return {ldx(BPF_DW, BPF_REG_0, BPF_REG_1, -8)};
+    if (!is_7x_or_next(k)) return {ldx(BPF_DW, BPF_REG_0, BPF_REG_1, -8)};
     if (attach == TraceAttach::RawTp) return {mov64_imm(BPF_REG_0, static_cast<int32_t>(vlen) - 1)};
     return {ldx(BPF_DW, BPF_REG_0, BPF_REG_1, -8), alu64_imm(BPF_AND, BPF_REG_0, 0xff)};
 }
@@ -47,7 +47,7 @@ std::vector<Insn> emit_get_func_arg(TraceAttach attach, uint8_t attach_btf_vlen,
 }
 
 std::vector<Insn> emit_get_func_ret(TraceAttach attach, KernelProfile k) {
-    const bool next = k == KernelProfile::BpfNext;
+    const bool next = is_7x_or_next(k);
     const bool has_ret = attach == TraceAttach::Fexit || attach == TraceAttach::ModifyReturn ||
                          (next && (attach == TraceAttach::Fsession || attach == TraceAttach::FexitMulti ||
                                    attach == TraceAttach::FsessionMulti));

@@ -22,14 +22,24 @@ using patch::PatchOutcome;
 // V3 reconstruct the bug classes found in review; Off leaves the kfunc calls alone.
 enum class IterInline : uint8_t { V4, V1, V3, Off };
 
-// Which kernel's rewrite rules to follow where they differ (issue 9): bpf-next (default), 6.1, 6.12.
-enum class KernelProfile : uint8_t { BpfNext, K6_1, K6_12 };
-// The profile a command line names: "6.1", "6.12" or "bpf-next"; nullopt for anything else.
+// Which kernel's rewrite rules to follow where they differ (issues 9, 22): bpf-next (default), 6.1,
+// 6.12, and the Debian 7.x builds 7.2 (7.2.13) and 7.3 (7.3.4), each pinned to the build it was
+// measured on (harness/kernel/kernel_image.cpp kernel_specs).
+enum class KernelProfile : uint8_t { BpfNext, K6_1, K6_12, K7_2, K7_3 };
+// The profile a command line names: "6.1", "6.12", "7.2", "7.3" or "bpf-next"; nullopt for anything else.
 inline std::optional<KernelProfile> kernel_profile_named(std::string_view name) {
     if (name == "6.1") return KernelProfile::K6_1;
     if (name == "6.12") return KernelProfile::K6_12;
+    if (name == "7.2") return KernelProfile::K7_2;
+    if (name == "7.3") return KernelProfile::K7_3;
     if (name == "bpf-next") return KernelProfile::BpfNext;
     return std::nullopt;
+}
+inline constexpr const char* kKernelProfileNames = "6.1, 6.12, 7.2, 7.3 or bpf-next";
+// True for the profiles that have the rows bpf-next has and 6.x lack (the 7.x builds and bpf-next
+// itself); rows where 7.x differs from bpf-next test the profile directly.
+inline bool is_7x_or_next(KernelProfile k) {
+    return k == KernelProfile::BpfNext || k == KernelProfile::K7_2 || k == KernelProfile::K7_3;
 }
 
 // A field added here must also be compared by options_alike_but_arch() (pipeline.cpp).

@@ -26,7 +26,7 @@ void fuzz_usage(std::FILE* out) {
                  "usage: patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]\n"
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
                  "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
-                 "                      [--kernel 6.1|6.12] [--kernel-profile P] [--kernel-batch N]\n"
+                 "                      [--kernel 6.1|6.12|7.2|7.3] [--kernel-profile P] [--kernel-batch N]\n"
                  "                      [--known DIR | --no-known]\n\n"
                  "Generate valid BPF programs, run the kernel's rewrite passes with the incremental (kernel\n"
                  "model) and the batched patcher under each arch profile, and check every result with the\n"
@@ -40,8 +40,8 @@ void fuzz_usage(std::FILE* out) {
                  "                   and kernel: batches of verifier-acceptable programs through a real kernel\n"
                  "                   under qemu (xlated vs our model, test runs vs our interpreter); needs\n"
                  "                   `patchfuzz kernel fetch --kernel K` first\n"
-                 "  --kernel K       the kernel oracle's Debian kernel: 6.1 or 6.12 (default 6.12)\n"
-                 "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12 or bpf-next\n"
+                 "  --kernel K       the kernel oracle's Debian kernel: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
+                 "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12, 7.2, 7.3, bpf-next\n"
                  "                   (default: as --kernel). Each new kernel finding is minimized in VM boots.\n"
                  "  --kernel-batch N programs per VM boot (default 200)\n"
                  "  --arch LIST      comma list of x86_64,arm64,jit32 (default all three)\n"
@@ -135,11 +135,11 @@ int cmd_fuzz(Args args) {
             want_kernel = k != cfg.run.oracles.end();
             if (want_kernel) cfg.run.oracles.erase(k);
         } else if (a == "--kernel") {
-            if (!value(kernel_tag) || (kernel_tag != "6.1" && kernel_tag != "6.12"))
-                return bad("--kernel takes 6.1 or 6.12");
+            if (!value(kernel_tag) || !kernel::kernel_spec(kernel_tag))
+                return bad("--kernel takes one of " + kernel::kernel_tag_list());
         } else if (a == "--kernel-profile") {
             if (!value(kernel_profile) || !passes::kernel_profile_named(kernel_profile))
-                return bad("--kernel-profile takes 6.1, 6.12 or bpf-next");
+                return bad(std::string("--kernel-profile takes ") + passes::kKernelProfileNames);
         } else if (a == "--kernel-batch") {
             if (!value(v) || !parse_u64(v, n) || n == 0 || n > 100000)
                 return bad("--kernel-batch takes a whole number from 1 to 100000");

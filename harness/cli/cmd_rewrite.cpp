@@ -32,7 +32,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
     "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--unprivileged]\n"
-    "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|bpf-next] [--json]\n"
+    "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]\n"
     "\n"
     "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
     "rewritten program in kernel syntax (bpftool prog dump xlated style).\n"
@@ -235,11 +235,10 @@ int cmd_rewrite(Args args) {
             iter_given = true;
         } else if (a == "--kernel-profile") {
             std::string k;
-            if (!value(k)) return usage_error("--kernel-profile needs a value (6.1, 6.12 or bpf-next)");
-            if (k == "6.1") kernel_profile = passes::KernelProfile::K6_1;
-            else if (k == "6.12") kernel_profile = passes::KernelProfile::K6_12;
-            else if (k == "bpf-next") kernel_profile = passes::KernelProfile::BpfNext;
-            else return usage_error("--kernel-profile: unknown profile '" + k + "' (6.1, 6.12 or bpf-next)");
+            if (!value(k)) return usage_error(std::string("--kernel-profile needs a value (") + passes::kKernelProfileNames + ")");
+            kernel_profile = passes::kernel_profile_named(k);
+            if (!kernel_profile)
+                return usage_error("--kernel-profile: unknown profile '" + k + "' (" + passes::kKernelProfileNames + ")");
         } else if (a == "--rnd-hi32") {
             std::string s;
             if (!value(s)) return usage_error("--rnd-hi32 needs a seed");
