@@ -69,7 +69,7 @@ std::vector<Insn> may_goto_expansion(const Insn& insn, uint32_t depth, bool time
 // bpf-next lacks none of them: its profile is opts.arch itself; an older kernel's is a copy of it
 // in `older`.
 const ArchProfile& profile_arch(const RewriteOptions& opts, ArchProfile& older) {
-    if (opts.kernel == KernelProfile::BpfNext) return opts.arch;
+    if (is_7x_or_next(opts.kernel)) return opts.arch;
     older = opts.arch;
     if (opts.kernel == KernelProfile::K6_1) {
         older.supports_percpu_insn = false;
@@ -203,7 +203,7 @@ public:
                 // i: (bpf-next) ld_imm64 of a PERCPU_ARRAY value: the per-CPU address conversion
                 // goes after the second slot, which is the slot patched; the loop skips it.
                 if (is_ldimm64(insn) && (insn.src_reg == BPF_PSEUDO_MAP_VALUE || insn.src_reg == BPF_PSEUDO_MAP_IDX_VALUE)) {
-                    if (opts.kernel == KernelProfile::BpfNext && arch.supports_percpu_insn && i + 1 < n && insn.imm >= 0 &&
+                    if (is_7x_or_next(opts.kernel) && arch.supports_percpu_insn && i + 1 < n && insn.imm >= 0 &&
                         static_cast<size_t>(insn.imm) < prog.maps.size() &&
                         prog.maps[static_cast<size_t>(insn.imm)].type == BPF_MAP_TYPE_PERCPU_ARRAY) {
                         replace(i + 1, {prog.insns[i + 1], percpu(insn.dst_reg)});
@@ -286,7 +286,7 @@ private:
         auto replace = [&](std::vector<Insn> insns) {
             add_patch(batch, {.kind = patch::PatchKind::Replace, .pos = i, .insns = std::move(insns)});
         };
-        const bool next = opts.kernel == KernelProfile::BpfNext;
+        const bool next = is_7x_or_next(opts.kernel);
         const bool jit64 = arch.jit_requested && arch.bits64;
         // z on the copy a patch carries (rows n and o jump to patch_call_imm after patching)
         auto patched_copy = [&] {
@@ -347,7 +347,7 @@ private:
         if (prog.prog_type == BPF_PROG_TYPE_TRACING) {
             switch (insn.imm) {
                 case BPF_FUNC_get_func_arg:
-                    replace(emit_get_func_arg(prog.attach, prog.attach_btf_vlen, opts.kernel));
+                    replace(emit_get_func_arg(prog.attach, prog.attach_btf_vlen, opts.kernel, opts.func_arg_inline));
                     return {};
                 case BPF_FUNC_get_func_ret:
                     replace(emit_get_func_ret(prog.attach, opts.kernel));

@@ -28,8 +28,9 @@ void fuzz_usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]\n"
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
+                 "                      [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
                  "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
-                 "                      [--kernel 6.1|6.12] [--kernel-profile P] [--kernel-batch N]\n"
+                 "                      [--kernel 6.1|6.12|7.2|7.3] [--kernel-profile P] [--kernel-batch N]\n"
                  "                      [--known DIR | --no-known]\n\n"
                  "Generate valid BPF programs, run the kernel's rewrite passes with the incremental (kernel\n"
                  "model) and the batched patcher under each arch profile, and check every result with the\n"
@@ -43,14 +44,16 @@ void fuzz_usage(std::FILE* out) {
                  "                   and kernel: batches of verifier-acceptable programs through a real kernel\n"
                  "                   under qemu (xlated vs our model, test runs vs our interpreter); needs\n"
                  "                   `patchfuzz kernel fetch --kernel K` first\n"
-                 "  --kernel K       the kernel oracle's Debian kernel: 6.1 or 6.12 (default 6.12)\n"
-                 "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12 or bpf-next\n"
+                 "  --kernel K       the kernel oracle's Debian kernel: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
+                 "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12, 7.2, 7.3, bpf-next\n"
                  "                   (default: as --kernel). Each new kernel finding is minimized in VM boots.\n"
                  "  --kernel-batch N programs per VM boot (default 200)\n"
                  "  --arch LIST      comma list of x86_64,arm64,jit32 (default all three)\n"
                  "  --profile NAME   generate programs shaped like a real workload (see `patchfuzz gen --help`)\n"
                  "  --max-insns N    size bound of random programs (default 96)\n"
                  "  --iter-inline V  which numeric-iterator inline the passes emit (default v4, the correct one)\n"
+                 "  --loop-inline V, --func-arg-inline V  buggy (the kernel's, default) or fixed: the fixes\n"
+                 "                   for findings 0007 / 0008 (bpf/passes/pass.hpp InlineFix)\n"
                  "  --corpus DIR     replay DIR/*.case first; save new-coverage cases there\n"
                  "  --out DIR        findings and campaign output (default patchfuzz-out)\n"
                  "  --patcher-lib X  also check an external batched patcher (C ABI, include/patchfuzz/patcher.h),\n"
@@ -146,11 +149,11 @@ int cmd_fuzz(Args args) {
             want_kernel = k != cfg.run.oracles.end();
             if (want_kernel) cfg.run.oracles.erase(k);
         } else if (a == "--kernel") {
-            if (!value(kernel_tag) || (kernel_tag != "6.1" && kernel_tag != "6.12"))
-                return bad("--kernel takes 6.1 or 6.12");
+            if (!value(kernel_tag) || !kernel::kernel_spec(kernel_tag))
+                return bad("--kernel takes one of " + kernel::kernel_tag_list());
         } else if (a == "--kernel-profile") {
             if (!value(kernel_profile) || !passes::kernel_profile_named(kernel_profile))
-                return bad("--kernel-profile takes 6.1, 6.12 or bpf-next");
+                return bad(std::string("--kernel-profile takes ") + passes::kKernelProfileNames);
         } else if (a == "--kernel-batch") {
             if (!value(v) || !parse_u64(v, n) || n == 0 || n > 100000)
                 return bad("--kernel-batch takes a whole number from 1 to 100000");
@@ -169,6 +172,11 @@ int cmd_fuzz(Args args) {
             if (!value(cfg.iter_inline) ||
                 (cfg.iter_inline != "v4" && cfg.iter_inline != "v1" && cfg.iter_inline != "v3" && cfg.iter_inline != "off"))
                 return bad("--iter-inline takes v4, v1, v3 or off");
+        } else if (a == "--loop-inline" || a == "--func-arg-inline") {
+            std::string v;
+            auto f = value(v) ? passes::inline_fix_named(v) : std::nullopt;
+            if (!f) return bad(a + " takes buggy or fixed");
+            (a == "--loop-inline" ? cfg.loop_inline : cfg.func_arg_inline) = *f;
         } else if (a == "--corpus") {
             if (!value(cfg.corpus_dir)) return bad("--corpus needs a directory");
         } else if (a == "--out") {

@@ -1,5 +1,5 @@
 // patchfuzz kernel: real Linux verifiers under qemu as an oracle (issue 9).
-//   kernel fetch [--kernel 6.1|6.12] [--cache DIR]
+//   kernel fetch [--kernel 6.1|6.12|7.2|7.3] [--cache DIR]
 //   kernel check CASES... [--kernel 6.12] [--kernel-profile 6.1|6.12|bpf-next] [--run] [--json] ...
 //   kernel gen [--count N] [--seed S] [--kernel 6.12] ...   (verifier-acceptable generation)
 #include <algorithm>
@@ -28,18 +28,23 @@ namespace patchfuzz::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: patchfuzz kernel fetch [--kernel 6.1|6.12] [--cache DIR]\n"
-    "       patchfuzz kernel check CASE... [--kernel 6.1|6.12] [options]\n"
-    "       patchfuzz kernel gen [--count N] [--seed S] [--kernel 6.1|6.12] [options]\n"
+    "usage: patchfuzz kernel fetch [--kernel 6.1|6.12|7.2|7.3] [--cache DIR]\n"
+    "       patchfuzz kernel check CASE... [--kernel 6.1|6.12|7.2|7.3] [options]\n"
+    "       patchfuzz kernel gen [--count N] [--seed S] [--kernel 6.1|6.12|7.2|7.3] [options]\n"
     "       patchfuzz kernel minimize CASE [--out FILE] [--rounds N] [--seconds S] [options]\n"
-    "       patchfuzz kernel status [--kernel 6.1|6.12] [--cache DIR]\n"
+    "       patchfuzz kernel status [--kernel 6.1|6.12|7.2|7.3] [--cache DIR]\n"
     "\n"
     "Real Linux verifiers under qemu (TCG; KVM when /dev/kvm runs a guest: probed once per host\n"
     "boot, remembered in the cache; PATCHFUZZ_QEMU_ACCEL=kvm|tcg decides instead) as an oracle for\n"
     "the model.\n"
-    "fetch  apt-get download the Debian kernel image (never installs it), unpack ./boot and the\n"
+    "fetch  apt-get download the Debian kernel image (never installs it), unpack the image and the\n"
     "       ELF vmlinux (fast PVH boot) into the cache. 6.1 = linux-image-amd64, 6.12 =\n"
-    "       linux-image-6.12-amd64 (bookworm-security).\n"
+    "       linux-image-6.12-amd64 (the machine's own bookworm sources); 7.3 =\n"
+    "       linux-binary-7.3.4+deb13-amd64 (trixie-backports), 7.2 = linux-binary-7.2.13+deb14-amd64\n"
+    "       (sid), through an apt state folder of our own in <cache>/apt/<suite> (the mirror the\n"
+    "       machine's sources name, Debian's archive keyring; the machine's apt set-up is untouched).\n"
+    "       Each kernel is pinned to the build its model profile was measured on: 7.x refuses\n"
+    "       another build, 6.x warns.\n"
     "check  load every case (.case files, or raw .bin instruction files) in one VM boot per batch;\n"
     "       per case: accepted or not (with the verifier log), the real xlated program vs our\n"
     "       incremental patcher's rewrite (x86_64, --kernel-profile) compared bit-exactly after the\n"
@@ -55,8 +60,8 @@ constexpr const char* kUsage =
     "       with the real-vs-model report of the result; exit 1 when the case does not disagree.\n"
     "\n"
     "options:\n"
-    "  --kernel T          kernel to boot: 6.1 or 6.12 (default 6.12)\n"
-    "  --kernel-profile P  the model's rewrite rules: 6.1, 6.12 or bpf-next (default: as --kernel)\n"
+    "  --kernel T          kernel to boot: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
+    "  --kernel-profile P  the model's rewrite rules: 6.1, 6.12, 7.2, 7.3 or bpf-next (default: as --kernel)\n"
     "  --cache DIR         kernel cache (default $XDG_CACHE_HOME/patchfuzz or ~/.cache/patchfuzz)\n"
     "  --run               also BPF_PROG_TEST_RUN each accepted case and compare with the interpreter\n"
     "  --rnd-hi32          load with BPF_F_TEST_RND_HI32: the kernel poisons the upper half of every\n"
@@ -161,10 +166,11 @@ int parse(Args args, Opts& o) {
             o.files.push_back(a);
         }
     }
-    if (o.kernel != "6.1" && o.kernel != "6.12") return usage_error("unknown kernel '" + o.kernel + "' (6.1 or 6.12)");
+    if (!kernel::kernel_spec(o.kernel))
+        return usage_error("unknown kernel '" + o.kernel + "' (" + kernel::kernel_tag_list() + ")");
     if (o.profile.empty()) o.profile = o.kernel;
     if (!passes::kernel_profile_named(o.profile))
-        return usage_error("unknown kernel profile '" + o.profile + "' (6.1, 6.12 or bpf-next)");
+        return usage_error("unknown kernel profile '" + o.profile + "' (" + passes::kKernelProfileNames + ")");
     if (o.cache.empty()) o.cache = kernel::default_cache_dir();
     return -1;
 }
@@ -192,6 +198,8 @@ Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_t
 Expected<kernel::CheckOptions> check_options(const Opts& o) {
     auto base = kernel::default_check_options(o.kernel, o.cache, PATCHFUZZ_SOURCE_ROOT);
     if (!base) return base.error();
+    if (auto img = kernel::find_cached_kernel(o.kernel, o.cache); img)
+        if (auto w = kernel::pin_warning(*img); !w.empty()) std::fprintf(stderr, "patchfuzz kernel: %s\n", w.c_str());
     kernel::CheckOptions co = *base;
     co.vm.timeout_s = o.timeout;
     co.profile = *passes::kernel_profile_named(o.profile);
@@ -214,8 +222,8 @@ int do_fetch(const Opts& o) {
         std::fprintf(stderr, "patchfuzz kernel: %s\n", img.error().to_string().c_str());
         return 2;
     }
-    std::printf("kernel %s: %s (%s)\nvmlinux: %s\n", img->tag.c_str(), img->release.c_str(), img->package.c_str(),
-                img->vmlinux.c_str());
+    std::printf("kernel %s: %s (%s %s)\nvmlinux: %s\n", img->tag.c_str(), img->release.c_str(), img->package.c_str(),
+                img->version.c_str(), img->vmlinux.c_str());
     return 0;
 }
 
@@ -230,6 +238,12 @@ int do_status(const Opts& o) {
         return 2;
     }
     std::printf("kernel %s: %s\nguest loader: %s\n", o.kernel.c_str(), co->vm.kernel_image.c_str(), co->vm.guest_loader.c_str());
+    if (auto img = kernel::find_cached_kernel(o.kernel, o.cache); img) {
+        auto spec = kernel::kernel_spec(o.kernel);
+        std::printf("build: %s (%s %s); pinned: %s (%s)\n", img->release.c_str(), img->package.c_str(), img->version.c_str(),
+                    std::string(spec->pinned_release).c_str(), std::string(spec->pinned_version).c_str());
+        if (auto w = kernel::pin_warning(*img); !w.empty()) std::fprintf(stderr, "patchfuzz kernel: %s\n", w.c_str());
+    }
     return 0;
 }
 
@@ -266,7 +280,7 @@ int do_gen(const Opts& o) {
     }
     Rng rng(o.seed);
     gen::AcceptableOptions go;
-    go.v612 = o.kernel == "6.12";
+    go.v612 = o.kernel != "6.1";
     std::vector<kernel::KernelCase> cases;
     for (uint64_t i = 0; i < o.count; i++) {
         auto g = gen::generate_acceptable(rng, go);

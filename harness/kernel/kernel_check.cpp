@@ -128,7 +128,10 @@ Expected<CheckOptions> default_check_options(std::string_view tag, const std::st
     CheckOptions co;
     co.vm.kernel_image = img->vmlinux;
     co.vm.guest_loader = *guest;
-    co.profile = tag == "6.1" ? passes::KernelProfile::K6_1 : passes::KernelProfile::K6_12;
+    // Each kernel tag names its own model profile (the build it is pinned to).
+    auto profile = passes::kernel_profile_named(tag);
+    if (!profile) return make_error("", "kernel '" + std::string(tag) + "' has no model profile");
+    co.profile = *profile;
     return co;
 }
 
@@ -143,7 +146,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
     rep.wall_s = batch->wall_s;
     rep.boot_s = batch->first_boot_s;
     rep.guest_busy_us = batch->report.busy_us;
-    MaskFacts facts = mask_facts(batch->report.facts);
+    MaskFacts facts = mask_facts(batch->report.facts, batch->report.release);
     for (size_t i = 0; i < cases.size(); i++) {
         const auto& g = batch->report.cases[i];
         CaseOutcome o;

@@ -84,7 +84,7 @@ struct CheckReport {
     [[nodiscard]] bool ok() const { return differ == 0 && model_failed == 0 && crashed == 0 && run_disagree == 0; }
 };
 
-// Check options for Debian kernel `tag` ("6.1" | "6.12"): the cached vmlinux (an Error says how
+// Check options for Debian kernel `tag` (kernel_image.hpp kernel_specs): the cached vmlinux (an Error says how
 // to fetch it), the guest loader, and the model profile of the same kernel. No network access.
 Expected<CheckOptions> default_check_options(std::string_view tag, const std::string& cache_dir,
                                              const std::string& source_root);

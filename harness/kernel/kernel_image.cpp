@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,12 +41,38 @@ bool is_elf(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string_view> kernel_tags() { return {"6.1", "6.12"}; }
+const std::vector<KernelSpec>& kernel_specs() {
+    // The pins are the builds the profiles were measured against (harness/kernel/README.md).
+    static const std::vector<KernelSpec> specs = {
+        {"6.1", "", "linux-image-amd64", "6.1.0-57-amd64", "6.1.192-3", false},
+        {"6.12", "", "linux-image-6.12-amd64", "6.12.118+deb12-amd64", "6.12.118-1~deb12u1", false},
+        {"7.2", "sid", "linux-binary-7.2.13+deb14-amd64", "7.2.13+deb14-amd64", "7.2.13-1", true},
+        {"7.3", "trixie-backports", "linux-binary-7.3.4+deb13-amd64", "7.3.4+deb13-amd64", "7.3.4-1~bpo13+1", true},
+    };
+    return specs;
+}
 
-Expected<std::string> meta_package_for(std::string_view tag) {
-    if (tag == "6.1") return std::string("linux-image-amd64");
-    if (tag == "6.12") return std::string("linux-image-6.12-amd64");
-    return make_error("", "unknown kernel '" + std::string(tag) + "' (known: 6.1, 6.12)");
+std::optional<KernelSpec> kernel_spec(std::string_view tag) {
+    for (const auto& s : kernel_specs())
+        if (s.tag == tag) return s;
+    return std::nullopt;
+}
+
+std::string kernel_tag_list() {
+    std::string out;
+    for (const auto& s : kernel_specs()) out += (out.empty() ? "" : ", ") + std::string(s.tag);
+    return out;
+}
+
+std::string pin_warning(const KernelImage& img) {
+    auto spec = kernel_spec(img.tag);
+    if (!spec) return "";
+    const bool same_release = img.release == spec->pinned_release;
+    const bool same_version = img.version.empty() || img.version == spec->pinned_version;
+    if (same_release && same_version) return "";
+    return "warning: kernel " + img.tag + " is " + img.release + (img.version.empty() ? "" : " (" + img.version + ")") +
+           ", not the pinned " + std::string(spec->pinned_release) + " (" + std::string(spec->pinned_version) +
+           ") the " + img.tag + " model profile was measured against: differences may be the build's, not the model's";
 }
 
 std::string default_cache_dir() {
@@ -54,18 +82,298 @@ std::string default_cache_dir() {
 }
 
 Expected<KernelImage> find_cached_kernel(std::string_view tag, const std::string& cache_dir) {
-    auto meta = meta_package_for(tag);
-    if (!meta) return meta.error();
+    if (!kernel_spec(tag)) return make_error("", "unknown kernel '" + std::string(tag) + "' (known: " + kernel_tag_list() + ")");
     std::string dir = cache_dir + "/kernels/" + std::string(tag);
     std::string manifest = dir + "/manifest";
     if (!fs::exists(manifest))
         return make_error(manifest, "no cached " + std::string(tag) + " kernel: run `patchfuzz kernel fetch --kernel " +
                                         std::string(tag) + " --cache " + cache_dir + "`");
     std::string text = read_text(manifest);
-    KernelImage k{std::string(tag), manifest_value(text, "package"), manifest_value(text, "release"),
-                  manifest_value(text, "vmlinux"), manifest_value(text, "vmlinuz")};
+    KernelImage k{std::string(tag),
+                  manifest_value(text, "package"),
+                  manifest_value(text, "version"),
+                  manifest_value(text, "release"),
+                  manifest_value(text, "vmlinux"),
+                  manifest_value(text, "vmlinuz")};
     if (k.vmlinux.empty() || !is_elf(k.vmlinux)) return make_error(manifest, "cached vmlinux missing or not ELF; fetch again");
     return k;
+}
+
+namespace {
+
+// Debian release suites (the main archive); security suites live in another archive.
+bool is_debian_release_suite(std::string_view suite) {
+    for (std::string_view tail : {"-updates", "-backports", "-proposed-updates"})
+        if (suite.size() > tail.size() && suite.substr(suite.size() - tail.size()) == tail) {
+            suite.remove_suffix(tail.size());
+            break;
+        }
+    for (std::string_view name : {"stable", "testing", "unstable", "oldstable", "sid", "experimental", "buster", "bullseye",
+                                  "bookworm", "trixie", "forky", "duke"})
+        if (suite == name) return true;
+    return false;
+}
+
+std::vector<std::string> words_of(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> w;
+    for (std::string x; in >> x;) w.push_back(x);
+    return w;
+}
+
+// `deb [opt=v ...] URI suite comp...` -> URI when the suite is a Debian release suite.
+std::optional<std::string> mirror_of_one_line(std::string line) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    // Options in brackets may contain spaces: cut them out first.
+    if (auto open = line.find('['); open != std::string::npos) {
+        auto close = line.find(']', open);
+        if (close == std::string::npos) return std::nullopt;
+        line.erase(open, close - open + 1);
+    }
+    auto w = words_of(line);
+    if (w.size() < 3 || w[0] != "deb") return std::nullopt;
+    if (!is_debian_release_suite(w[2])) return std::nullopt;
+    return w[1];
+}
+
+// deb822 stanzas (blank-line separated "Field: value" blocks; continuation lines start with space).
+std::optional<std::string> mirror_of_deb822(const std::string& text) {
+    std::istringstream in(text + "\n\n");
+    std::string line, types, uris, suites, enabled = "yes", *last = nullptr;
+    auto flush = [&]() -> std::optional<std::string> {
+        std::optional<std::string> found;
+        auto t = words_of(types), u = words_of(uris), su = words_of(suites);
+        bool is_deb = std::find(t.begin(), t.end(), "deb") != t.end();
+        bool release = std::any_of(su.begin(), su.end(), [](const std::string& x) { return is_debian_release_suite(x); });
+        if (is_deb && release && !u.empty() && enabled != "no") found = u[0];
+        types.clear(), uris.clear(), suites.clear(), enabled = "yes", last = nullptr;
+        return found;
+    };
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty() && line[0] == '#') continue;
+        if (line.find_first_not_of(" \t") == std::string::npos) {
+            if (auto m = flush()) return m;
+            continue;
+        }
+        if ((line[0] == ' ' || line[0] == '\t') && last) {
+            *last += " " + line;
+            continue;
+        }
+        auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string key = line.substr(0, colon), value = line.substr(colon + 1);
+        std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+        last = key == "types" ? &types : key == "uris" ? &uris : key == "suites" ? &suites : key == "enabled" ? &enabled : nullptr;
+        if (last) *last = value;
+        if (key == "enabled") enabled = words_of(value).empty() ? "yes" : words_of(value)[0];
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+Expected<std::string> debian_mirror_from_sources(const std::vector<std::pair<std::string, std::string>>& files) {
+    std::string searched;
+    for (const auto& [path, text] : files) {
+        searched += (searched.empty() ? "" : ", ") + path;
+        const bool deb822 = path.size() > 8 && path.substr(path.size() - 8) == ".sources";
+        if (deb822) {
+            if (auto m = mirror_of_deb822(text)) return *m;
+            continue;
+        }
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);)
+            if (auto m = mirror_of_one_line(line)) return *m;
+    }
+    return make_error(searched.empty() ? "/etc/apt" : searched,
+                      "no `deb` source names a Debian release suite (bookworm, trixie, stable, ...): cannot tell which "
+                      "Debian mirror to fetch the kernel from");
+}
+
+Expected<std::string> system_debian_mirror() {
+    std::vector<std::pair<std::string, std::string>> files;
+    if (fs::exists("/etc/apt/sources.list")) files.emplace_back("/etc/apt/sources.list", read_text("/etc/apt/sources.list"));
+    std::vector<std::string> parts;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/etc/apt/sources.list.d", ec)) {
+        const std::string n = e.path().string();
+        // apt reads only these two suffixes; anything else (e.g. *.disabled) is not a source.
+        if ((n.size() > 5 && n.substr(n.size() - 5) == ".list") || (n.size() > 8 && n.substr(n.size() - 8) == ".sources"))
+            parts.push_back(n);
+    }
+    std::sort(parts.begin(), parts.end());
+    for (const auto& p : parts) files.emplace_back(p, read_text(p));
+    return debian_mirror_from_sources(files);
+}
+
+namespace {
+
+// apt with a state folder of our own: `root` holds the sources file, the lists and the package
+// cache; the machine's sources, lists and preferences are not read, its configuration not changed.
+struct OwnApt {
+    std::string root;
+    std::vector<std::string> opts() const {
+        return {"-o", "Dir::Etc::SourceList=" + root + "/sources.list", "-o", "Dir::Etc::SourceParts=/dev/null",
+                "-o", "Dir::Etc::Preferences=/dev/null",              "-o", "Dir::Etc::PreferencesParts=/dev/null",
+                "-o", "Dir::State::Lists=" + root + "/lists",         "-o", "Dir::Cache=" + root + "/cache",
+                "-o", "Acquire::Languages=none"};
+    }
+    std::vector<std::string> cmd(std::string tool, std::vector<std::string> args) const {
+        std::vector<std::string> v{std::move(tool)};
+        auto o = opts();
+        v.insert(v.end(), o.begin(), o.end());
+        v.insert(v.end(), args.begin(), args.end());
+        return v;
+    }
+};
+
+constexpr const char* kDebianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg";
+
+Expected<OwnApt> own_apt_for(std::string_view suite, const std::string& cache_dir, std::ostream& log) {
+    auto mirror = system_debian_mirror();
+    if (!mirror) return mirror.error();
+    if (!fs::exists(kDebianKeyring))
+        return make_error(kDebianKeyring, "Debian's archive keyring is missing (package debian-archive-keyring): the "
+                                          "suite's signature cannot be checked");
+    OwnApt apt{cache_dir + "/apt/" + std::string(suite)};
+    std::error_code ec;
+    for (const char* d : {"/lists/partial", "/cache/archives/partial"}) fs::create_directories(apt.root + d, ec);
+    if (ec) return make_error(apt.root, "cannot create the apt state folder: " + ec.message());
+    {
+        std::ofstream f(apt.root + "/sources.list.tmp", std::ios::trunc);
+        f << "# written by patchfuzz kernel fetch: the mirror of this machine's own apt sources\n"
+          << "deb [signed-by=" << kDebianKeyring << "] " << *mirror << " " << suite << " main\n";
+        if (!f) return make_error(apt.root, "cannot write sources.list");
+    }
+    fs::rename(apt.root + "/sources.list.tmp", apt.root + "/sources.list", ec);
+    log << "fetch: apt-get update of " << suite << " (" << *mirror << ") in " << apt.root << "\n";
+    auto up = run_process(apt.cmd("apt-get", {"-q", "update"}), {.timeout_s = 600});
+    if (!up || up->exit_code != 0)
+        return make_error(apt.root + "/sources.list", "apt-get update failed: " + (up ? up->err + up->out : up.error().message));
+    // apt-get update exits 0 on some fetch failures: an unsigned or unreachable index shows as W:/E:.
+    if (up->err.find("E:") != std::string::npos || up->err.find("NO_PUBKEY") != std::string::npos ||
+        up->err.find("not signed") != std::string::npos)
+        return make_error(apt.root + "/sources.list", "apt-get update reported: " + up->err);
+    return apt;
+}
+
+// The Depends: line of `pkg` that names a package starting with `prefix`.
+Expected<std::string> depends_with_prefix(const std::vector<std::string>& apt_cache, const std::string& pkg,
+                                          const std::string& prefix) {
+    auto argv = apt_cache;
+    argv.insert(argv.end(), {"depends", pkg});
+    auto r = run_process(argv, {.timeout_s = 60});
+    if (!r || r->exit_code != 0)
+        return make_error(pkg, "apt-cache depends failed (run apt-get update?): " + (r ? r->err : r.error().message));
+    std::istringstream in(r->out);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream ls(line);
+        std::string a, b;
+        ls >> a >> b;
+        if (a == "Depends:" && b.rfind(prefix, 0) == 0) return b;
+    }
+    return std::string();
+}
+
+}  // namespace
+
+Expected<KernelImage> fetch_kernel(std::string_view tag, const std::string& cache_dir, std::ostream& log) {
+    auto spec = kernel_spec(tag);
+    if (!spec) return make_error("", "unknown kernel '" + std::string(tag) + "' (known: " + kernel_tag_list() + ")");
+    for (const char* tool : {"apt-cache", "apt-get", "dpkg-deb", "tar"})
+        if (!find_in_path(tool)) return make_error("", std::string("'") + tool + "' not found: fetching needs Debian's apt");
+    std::vector<std::string> apt_cache{"apt-cache"}, apt_get{"apt-get"};
+    if (!spec->suite.empty()) {
+        auto apt = own_apt_for(spec->suite, cache_dir, log);
+        if (!apt) return apt.error();
+        apt_cache = apt->cmd("apt-cache", {});
+        apt_get = apt->cmd("apt-get", {});
+    }
+    std::string pkg(spec->package);
+    if (spec->exact_pin) {
+        auto argv = apt_cache;
+        argv.insert(argv.end(), {"show", "--no-all-versions", pkg});
+        auto r = run_process(argv, {.timeout_s = 60});
+        if (!r || r->exit_code != 0 || r->out.find("Package: " + pkg) == std::string::npos) {
+            // Say what the suite has instead, so the pin can be moved on purpose.
+            auto now = depends_with_prefix(apt_cache, "linux-image-amd64", "linux-image-");
+            return make_error(pkg, "the pinned " + pkg + " is no longer in " + std::string(spec->suite) +
+                                       (now && !now->empty() ? " (it now has " + *now + ")" : "") +
+                                       "; the " + std::string(tag) +
+                                       " model profile is pinned to that build (harness/kernel/kernel_image.cpp kernel_specs)");
+        }
+    } else {
+        // Follow the meta-package's Depends down to the package that ships /boot/vmlinuz-*.
+        for (int depth = 0; depth < 3; depth++) {
+            auto dep = depends_with_prefix(apt_cache, pkg, "linux-image-");
+            if (!dep) return dep.error();
+            if (dep->empty()) break;
+            pkg = *dep;
+        }
+    }
+    std::string dir = cache_dir + "/kernels/" + std::string(tag);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return make_error(dir, "cannot create cache folder: " + ec.message());
+    log << "fetch: apt-get download " << pkg << " into " << dir << "\n";
+    auto dl_argv = apt_get;
+    dl_argv.insert(dl_argv.end(), {"-q", "download", pkg});
+    auto dl = run_process(dl_argv, {.timeout_s = 600, .cwd = dir});
+    if (!dl || dl->exit_code != 0)
+        return make_error(pkg, "apt-get download failed: " + (dl ? dl->err : dl.error().message));
+    std::string deb;
+    fs::file_time_type newest = fs::file_time_type::min();
+    for (const auto& e : fs::directory_iterator(dir)) {
+        std::string n = e.path().filename().string();
+        if (n.rfind(pkg + "_", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".deb" && e.last_write_time() >= newest) {
+            deb = e.path().string();
+            newest = e.last_write_time();
+        }
+    }
+    if (deb.empty()) return make_error(dir, "apt-get download left no " + pkg + "_*.deb");
+    auto ver = run_process({"dpkg-deb", "--field", deb, "Version"}, {.timeout_s = 60});
+    std::string version = ver && ver->exit_code == 0 ? words_of(ver->out).empty() ? "" : words_of(ver->out)[0] : "";
+    // Only the image: 6.x ships it as ./boot/vmlinuz-<abi>, 7.x as ./usr/lib/modules/<abi>/vmlinuz.
+    // No modules are needed (everything the guest uses is built in).
+    fs::remove_all(dir + "/boot", ec);
+    fs::remove_all(dir + "/usr", ec);
+    const std::string pattern = spec->exact_pin ? "./usr/lib/modules/*/vmlinuz" : "./boot/*";
+    auto x = run_process({"sh", "-c", "dpkg-deb --fsys-tarfile \"$1\" | tar -x -C \"$2\" --wildcards \"$3\"", "sh", deb, dir, pattern},
+                         {.timeout_s = 300});
+    if (!x || x->exit_code != 0) return make_error(deb, "could not extract " + pattern + ": " + (x ? x->err : x.error().message));
+    std::string vmlinuz, release;
+    if (spec->exact_pin) {
+        fs::create_directories(dir + "/boot", ec);
+        for (const auto& e : fs::directory_iterator(dir + "/usr/lib/modules", ec)) {
+            release = e.path().filename().string();
+            vmlinuz = dir + "/boot/vmlinuz-" + release;
+            fs::rename(e.path() / "vmlinuz", vmlinuz, ec);
+            if (ec) return make_error(e.path().string(), "cannot move the image: " + ec.message());
+        }
+        fs::remove_all(dir + "/usr", ec);
+    } else {
+        for (const auto& e : fs::directory_iterator(dir + "/boot")) {
+            std::string n = e.path().filename().string();
+            if (n.rfind("vmlinuz-", 0) == 0) {
+                vmlinuz = e.path().string();
+                release = n.substr(8);
+            }
+        }
+    }
+    if (vmlinuz.empty()) return make_error(deb, "the package has no kernel image (" + pattern + ")");
+    std::string vmlinux = dir + "/vmlinux-" + release;
+    log << "fetch: unpacking " << vmlinuz << " -> " << vmlinux << "\n";
+    if (auto s = unpack_vmlinux(vmlinuz, vmlinux); !s) return s.error();
+    {
+        std::ofstream m(dir + "/manifest.tmp", std::ios::trunc);
+        m << "package=" << pkg << "\nversion=" << version << "\nrelease=" << release << "\nvmlinux=" << vmlinux
+          << "\nvmlinuz=" << vmlinuz << "\n";
+    }
+    fs::rename(dir + "/manifest.tmp", dir + "/manifest", ec);
+    KernelImage img{std::string(tag), pkg, version, release, vmlinux, vmlinuz};
+    if (auto w = pin_warning(img); !w.empty()) log << w << "\n";
+    return img;
 }
 
 Status unpack_vmlinux(const std::string& bzimage, const std::string& out_path) {
@@ -101,71 +409,6 @@ Status unpack_vmlinux(const std::string& bzimage, const std::string& out_path) {
     fs::remove(tmp_in, ec);
     fs::remove(tmp_out, ec);
     return make_error(bzimage, "no xz/zstd/gzip stream decompresses to an ELF vmlinux (are xz-utils and zstd installed?)");
-}
-
-Expected<KernelImage> fetch_kernel(std::string_view tag, const std::string& cache_dir, std::ostream& log) {
-    auto meta = meta_package_for(tag);
-    if (!meta) return meta.error();
-    for (const char* tool : {"apt-cache", "apt-get", "dpkg-deb"})
-        if (!find_in_path(tool)) return make_error("", std::string("'") + tool + "' not found: fetching needs Debian's apt");
-    // Follow the meta-package's Depends down to the package that ships /boot/vmlinuz-*.
-    std::string pkg = *meta;
-    for (int depth = 0; depth < 3; depth++) {
-        auto r = run_process({"apt-cache", "depends", pkg}, {.timeout_s = 60});
-        if (!r || r->exit_code != 0)
-            return make_error(pkg, "apt-cache depends failed (run apt-get update?): " + (r ? r->err : r.error().message));
-        std::istringstream in(r->out);
-        std::string line, dep;
-        while (std::getline(in, line)) {
-            std::istringstream ls(line);
-            std::string a, b;
-            ls >> a >> b;
-            if (a == "Depends:" && b.rfind("linux-image-", 0) == 0) {
-                dep = b;
-                break;
-            }
-        }
-        if (dep.empty()) break;
-        pkg = dep;
-    }
-    std::string dir = cache_dir + "/kernels/" + std::string(tag);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return make_error(dir, "cannot create cache folder: " + ec.message());
-    log << "fetch: apt-get download " << pkg << " into " << dir << "\n";
-    auto dl = run_process({"apt-get", "download", pkg}, {.timeout_s = 600, .cwd = dir});
-    if (!dl || dl->exit_code != 0)
-        return make_error(pkg, "apt-get download failed: " + (dl ? dl->err : dl.error().message));
-    std::string deb;
-    for (const auto& e : fs::directory_iterator(dir)) {
-        std::string n = e.path().filename().string();
-        if (n.rfind(pkg + "_", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".deb") deb = e.path().string();
-    }
-    if (deb.empty()) return make_error(dir, "apt-get download left no " + pkg + "_*.deb");
-    // Only ./boot: the image and its config. No modules are needed (everything is built in).
-    fs::remove_all(dir + "/boot", ec);
-    auto tar = run_process({"dpkg-deb", "--fsys-tarfile", deb}, {.stdout_file = dir + "/fsys.tar", .timeout_s = 300});
-    if (!tar || tar->exit_code != 0) return make_error(deb, "dpkg-deb --fsys-tarfile failed");
-    auto x = run_process({"tar", "-x", "-f", dir + "/fsys.tar", "-C", dir, "--wildcards", "./boot/*"}, {.timeout_s = 300});
-    fs::remove(dir + "/fsys.tar", ec);
-    if (!x || x->exit_code != 0) return make_error(deb, "tar could not extract ./boot: " + (x ? x->err : x.error().message));
-    std::string vmlinuz, release;
-    for (const auto& e : fs::directory_iterator(dir + "/boot")) {
-        std::string n = e.path().filename().string();
-        if (n.rfind("vmlinuz-", 0) == 0) {
-            vmlinuz = e.path().string();
-            release = n.substr(8);
-        }
-    }
-    if (vmlinuz.empty()) return make_error(deb, "the package has no ./boot/vmlinuz-*");
-    std::string vmlinux = dir + "/vmlinux-" + release;
-    log << "fetch: unpacking " << vmlinuz << " -> " << vmlinux << "\n";
-    if (auto s = unpack_vmlinux(vmlinuz, vmlinux); !s) return s.error();
-    {
-        std::ofstream m(dir + "/manifest", std::ios::trunc);
-        m << "package=" << pkg << "\nrelease=" << release << "\nvmlinux=" << vmlinux << "\nvmlinuz=" << vmlinuz << "\n";
-    }
-    return KernelImage{std::string(tag), pkg, release, vmlinux, vmlinuz};
 }
 
 }  // namespace patchfuzz::kernel
