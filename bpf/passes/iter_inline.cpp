@@ -13,21 +13,26 @@ using namespace isa;
 
 std::vector<Insn> emit_iter_num_new(IterInline v) {
     using R = std::vector<Insn>;
-    // Shared tail from the distance check on (slots counted from the check):
+    // The shape Linux 7.3.4 emits (its xlated code, measured under qemu; harness/kernel/README.md),
+    // from the distance check on (slots counted from the check [c]):
     //   [c]   if dist > MAX goto E2BIG
-    //   [c+1] w2 += -1 ; [c+2] cur = w2 ; [c+3] end = w3 ; [c+4] w0 = 0 ; [c+5] goto DONE
-    //   [c+6] E2BIG: w0 = -7 ; [c+7] goto ZERO ; [c+8] EINVAL: w0 = -22 ; [c+9] ZERO: slot = 0 ; DONE
+    //   [c+1] w2 += -1 ; [c+2] cur = w2 ; [c+3] end = w3 ; [c+4] r0 = 0 ; [c+5] goto DONE
+    //   [c+6] EINVAL: slot = 0 ; [c+7] r0 = -22 ; [c+8] goto DONE
+    //   [c+9] E2BIG: slot = 0 ; [c+10] r0 = -7 ; DONE
+    // The error codes are 64-bit moves: R0's upper half is 0xffffffff on an error, where the kfunc
+    // (an `int` function) leaves 0 on x86-64. The kfunc ABI leaves those bits undefined.
     auto tail = [](Insn dist_check) {
         return R{dist_check,
                  alu32_imm(BPF_ADD, BPF_REG_2, -1),
                  stx(BPF_W, BPF_REG_1, BPF_REG_2, 0),
                  stx(BPF_W, BPF_REG_1, BPF_REG_3, 4),
-                 mov32_imm(BPF_REG_0, 0),
-                 ja(4),                         // -> DONE
-                 mov32_imm(BPF_REG_0, -E2BIG),  // E2BIG
-                 ja(1),                         // -> ZERO
-                 mov32_imm(BPF_REG_0, -EINVAL), // EINVAL
-                 st(BPF_DW, BPF_REG_1, 0, 0)};  // ZERO
+                 mov64_imm(BPF_REG_0, 0),
+                 ja(5),                          // -> DONE
+                 st(BPF_DW, BPF_REG_1, 0, 0),    // EINVAL
+                 mov64_imm(BPF_REG_0, -EINVAL),
+                 ja(2),                          // -> DONE
+                 st(BPF_DW, BPF_REG_1, 0, 0),    // E2BIG
+                 mov64_imm(BPF_REG_0, -E2BIG)};
     };
     R p;
     switch (v) {
@@ -35,21 +40,24 @@ std::vector<Insn> emit_iter_num_new(IterInline v) {
             return {};
         case IterInline::V4:
         case IterInline::V3: {
-            p = {jmp32_reg(BPF_JSGT, BPF_REG_2, BPF_REG_3, 10),  // [0] -> EINVAL [11]
-                 mov32_reg(BPF_REG_0, BPF_REG_3),                // [1]
-                 alu32_reg(BPF_SUB, BPF_REG_0, BPF_REG_2)};      // [2] distance mod 2^32
-            const uint8_t cmp = v == IterInline::V4 ? BPF_JGT : BPF_JSGT;
-            R t = tail(jmp32_imm(cmp, BPF_REG_0, kMaxLoops, 5));  // [3] -> E2BIG [9]
+            p = {jmp32_reg(BPF_JSGT, BPF_REG_2, BPF_REG_3, 8),  // [0] -> EINVAL [9]
+                 mov32_reg(BPF_REG_0, BPF_REG_3),               // [1]
+                 alu32_reg(BPF_SUB, BPF_REG_0, BPF_REG_2)};     // [2] distance mod 2^32, zero-extended
+            // V4: the distance as the u64 it is after the 32-bit subtraction (7.3 compares r0);
+            // V3: a signed 32-bit compare, which lets distances >= 2^31 through (B2).
+            const Insn check = v == IterInline::V4 ? jmp_imm(BPF_JGT, BPF_REG_0, kMaxLoops, 8)
+                                                   : jmp32_imm(BPF_JSGT, BPF_REG_0, kMaxLoops, 8);
+            R t = tail(check);  // [3] -> E2BIG [12]
             p.insert(p.end(), t.begin(), t.end());
             return p;
         }
         case IterInline::V1: {
             p = {make(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_2, 32, 0),  // [0] r2 = (s32)r2
                  make(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_3, BPF_REG_3, 32, 0),  // [1] r3 = (s32)r3
-                 jmp_reg(BPF_JSGT, BPF_REG_2, BPF_REG_3, 10),                     // [2] -> EINVAL [13]
+                 jmp_reg(BPF_JSGT, BPF_REG_2, BPF_REG_3, 8),                      // [2] -> EINVAL [11]
                  mov64_reg(BPF_REG_0, BPF_REG_3),                                 // [3]
                  alu64_reg(BPF_SUB, BPF_REG_0, BPF_REG_2)};                       // [4] 64-bit distance
-            R t = tail(jmp_imm(BPF_JGT, BPF_REG_0, kMaxLoops, 5));               // [5] -> E2BIG [11]
+            R t = tail(jmp_imm(BPF_JGT, BPF_REG_0, kMaxLoops, 8));               // [5] -> E2BIG [14]
             p.insert(p.end(), t.begin(), t.end());
             return p;
         }
@@ -59,12 +67,13 @@ std::vector<Insn> emit_iter_num_new(IterInline v) {
 
 std::vector<Insn> emit_iter_num_next(IterInline v) {
     if (v == IterInline::Off) return {};
+    // As Linux 7.3.4 emits it: cur in R0, end in R2 (R3 untouched).
     return {
-        ldx(BPF_W, BPF_REG_2, BPF_REG_1, 0),          // [0] cur
-        ldx(BPF_W, BPF_REG_3, BPF_REG_1, 4),          // [1] end
-        alu32_imm(BPF_ADD, BPF_REG_2, 1),             // [2] 32-bit wrap
-        jmp32_reg(BPF_JSGE, BPF_REG_2, BPF_REG_3, 3), // [3] -> DRAIN [7]
-        stx(BPF_W, BPF_REG_1, BPF_REG_2, 0),          // [4]
+        ldx(BPF_W, BPF_REG_0, BPF_REG_1, 0),          // [0] cur
+        alu32_imm(BPF_ADD, BPF_REG_0, 1),             // [1] 32-bit wrap
+        ldx(BPF_W, BPF_REG_2, BPF_REG_1, 4),          // [2] end
+        jmp32_reg(BPF_JSGE, BPF_REG_0, BPF_REG_2, 3), // [3] -> DRAIN [7]
+        stx(BPF_W, BPF_REG_1, BPF_REG_0, 0),          // [4]
         mov64_reg(BPF_REG_0, BPF_REG_1),              // [5] &cur, full 64 bits
         ja(2),                                        // [6] -> end
         st(BPF_DW, BPF_REG_1, 0, 0),                  // [7] DRAIN: (0, 0)

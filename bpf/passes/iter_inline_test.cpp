@@ -228,20 +228,22 @@ TEST(IterInline, V1IsRightWithMovsxAndWrongWhenMovsxDecodesAsMovB3) {
 }
 
 TEST(IterInline, EmitterShapes) {
+    // V4 is what Linux 7.3.4 emits: copied by hand from its xlated code of `bpf_for(i, 2, 7)`
+    // (`patchfuzz kernel check corpus/kernel7/iter-num-2_7.case --kernel 7.3`, insns 5-18 and 22-30).
     const auto n4 = emit_iter_num_new(IterInline::V4);
-    ASSERT_EQ(n4.size(), 13u);
-    EXPECT_TRUE(same_insns(n4, {jmp32_reg(BPF_JSGT, 2, 3, 10), mov32_reg(0, 3), alu32_reg(BPF_SUB, 0, 2), jmp32_imm(BPF_JGT, 0, kMaxLoops, 5),
-                                alu32_imm(BPF_ADD, 2, -1), stx(BPF_W, 1, 2, 0), stx(BPF_W, 1, 3, 4), mov32_imm(0, 0), ja(4),
-                                mov32_imm(0, -E2BIG), ja(1), mov32_imm(0, -EINVAL), st(BPF_DW, 1, 0, 0)}));
+    ASSERT_EQ(n4.size(), 14u);
+    EXPECT_TRUE(same_insns(n4, {jmp32_reg(BPF_JSGT, 2, 3, 8), mov32_reg(0, 3), alu32_reg(BPF_SUB, 0, 2), jmp_imm(BPF_JGT, 0, kMaxLoops, 8),
+                                alu32_imm(BPF_ADD, 2, -1), stx(BPF_W, 1, 2, 0), stx(BPF_W, 1, 3, 4), mov64_imm(0, 0), ja(5),
+                                st(BPF_DW, 1, 0, 0), mov64_imm(0, -EINVAL), ja(2), st(BPF_DW, 1, 0, 0), mov64_imm(0, -E2BIG)}));
     const auto n3 = emit_iter_num_new(IterInline::V3);
-    ASSERT_EQ(n3.size(), 13u);
-    EXPECT_TRUE(same(n3[3], jmp32_imm(BPF_JSGT, 0, kMaxLoops, 5)));
+    ASSERT_EQ(n3.size(), 14u);
+    EXPECT_TRUE(same(n3[3], jmp32_imm(BPF_JSGT, 0, kMaxLoops, 8)));
     const auto n1 = emit_iter_num_new(IterInline::V1);
-    ASSERT_EQ(n1.size(), 15u);
+    ASSERT_EQ(n1.size(), 16u);
     EXPECT_TRUE(same_insns({n1[0], n1[1], n1[2], n1[5]}, {make(BPF_ALU64 | BPF_MOV | BPF_X, 2, 2, 32, 0), make(BPF_ALU64 | BPF_MOV | BPF_X, 3, 3, 32, 0),
-                                                         jmp_reg(BPF_JSGT, 2, 3, 10), jmp_imm(BPF_JGT, 0, kMaxLoops, 5)}));
+                                                         jmp_reg(BPF_JSGT, 2, 3, 8), jmp_imm(BPF_JGT, 0, kMaxLoops, 8)}));
     EXPECT_TRUE(same_insns(emit_iter_num_next(IterInline::V4),
-                           {ldx(BPF_W, 2, 1, 0), ldx(BPF_W, 3, 1, 4), alu32_imm(BPF_ADD, 2, 1), jmp32_reg(BPF_JSGE, 2, 3, 3), stx(BPF_W, 1, 2, 0),
+                           {ldx(BPF_W, 0, 1, 0), alu32_imm(BPF_ADD, 0, 1), ldx(BPF_W, 2, 1, 4), jmp32_reg(BPF_JSGE, 0, 2, 3), stx(BPF_W, 1, 0, 0),
                             mov64_reg(0, 1), ja(2), st(BPF_DW, 1, 0, 0), mov64_imm(0, 0)}));
     EXPECT_TRUE(same_insns(emit_iter_num_destroy(IterInline::V4), {ja(0)}));
     EXPECT_TRUE(emit_iter_num_new(IterInline::Off).empty());
@@ -283,14 +285,14 @@ TEST(IterInlinePass, ReplacesTheThreeCallsAndFixesTheLoop) {
     Program p = bpf_for_program();
     auto r = run(p, opts_for(arch_x86_64(), {"iter_inline"}));
     ASSERT_TRUE(r.outcome.ok());
-    // 14 + 12 (new) + 8 (next) + 0 (destroy) = 34
-    ASSERT_EQ(p.len(), 34u);
-    // loop head (orig 5) now at 5 + 12 = 17; the back jump (orig 9) at 9 + 20 = 29: off 17 - 30 = -13
-    EXPECT_TRUE(same(p.insns[29], ja(-13)));
-    // the NULL test (orig 8) at 28 jumps over the back jump to orig 10 -> 30: off +1 (unchanged)
-    EXPECT_TRUE(same(p.insns[28], jmp_imm(BPF_JEQ, 0, 0, 1)));
-    EXPECT_TRUE(same(p.insns[32], ja(0)));  // destroy placeholder
-    EXPECT_TRUE(same_insns({p.insns[4], p.insns[19]}, {jmp32_reg(BPF_JSGT, 2, 3, 10), ldx(BPF_W, 2, 1, 0)}));
+    // 14 + 13 (new) + 8 (next) + 0 (destroy) = 35
+    ASSERT_EQ(p.len(), 35u);
+    // loop head (orig 5) now at 5 + 13 = 18; the back jump (orig 9) at 9 + 21 = 30: off 18 - 31 = -13
+    EXPECT_TRUE(same(p.insns[30], ja(-13)));
+    // the NULL test (orig 8) at 29 jumps over the back jump to orig 10 -> 31: off +1 (unchanged)
+    EXPECT_TRUE(same(p.insns[29], jmp_imm(BPF_JEQ, 0, 0, 1)));
+    EXPECT_TRUE(same(p.insns[33], ja(0)));  // destroy placeholder
+    EXPECT_TRUE(same_insns({p.insns[4], p.insns[20]}, {jmp32_reg(BPF_JSGT, 2, 3, 8), ldx(BPF_W, 0, 1, 0)}));
 }
 
 TEST(IterInlinePass, OffLeavesTheCalls) {

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "bpf/passes/internal_calls.hpp"
+#include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/passes_test_util.hpp"
 
 namespace patchfuzz::passes::testing {
@@ -135,6 +136,124 @@ TEST(KernelProfile, PercpuLookupInlineNeedsThePercpuInsn) {
     ASSERT_TRUE(run(b, x86(KernelProfile::K6_1)).outcome.ok());
     EXPECT_GT(a.len(), 2u);
     EXPECT_TRUE(same_insns(a.insns, b.insns));
+}
+
+// The 7.x rows, each expectation copied by hand from the xlated code Linux 7.3.4 and 7.2.13 showed
+// under qemu for the programs in corpus/kernel7/ (loaded with `patchfuzz kernel check --kernel 7.3`
+// and `--kernel 7.2`, and shown against another profile so that every kernel line is printed).
+
+// current-task-fentry.case: `b7 00 .. &current_task; bf 00 ffff (per-CPU); 79 00` then
+// `b7 00 .. &cpu_number; bf 00 ffff; 61 00`: both helpers inlined, both with a 64-bit MOV K.
+TEST(KernelProfile, HelperInlinesOn7x) {
+    for (KernelProfile k : {KernelProfile::K7_3, KernelProfile::K7_2}) {
+        Program p = make_program({call_helper(BPF_FUNC_get_current_task), call_helper(BPF_FUNC_get_smp_processor_id), exit_insn()});
+        ASSERT_TRUE(run(p, x86(k)).outcome.ok());
+        EXPECT_EQ(p.insns[0].code, 0xb7);
+        EXPECT_EQ(p.insns[3].code, 0xb7);
+        EXPECT_TRUE(same_insns(p.insns, {mov64_imm(0, kPcpuCurrentTask), percpu0(), ldx(BPF_DW, 0, 0, 0),
+                                         mov64_imm(0, kPcpuCpuNumber), percpu0(), ldx(BPF_W, 0, 0, 0), exit_insn()}));
+    }
+}
+
+// func-arg-ret-fexit.case and func-arg-raw_tp.case (two arguments): nr_args is the ctx word at
+// -8 masked with `r0 &= 255` (0x57 .. 0xff) before the 32-bit bound check; a tp_btf program gets the
+// constant `r0 = 1` instead.
+TEST(KernelProfile, FuncArgShapesOn7x) {
+    const std::vector<Insn> arg_tail{jmp32_reg(BPF_JGE, 2, 0, 6), alu64_imm(BPF_LSH, 2, 3), alu64_reg(BPF_ADD, 2, 1), ldx(BPF_DW, 0, 2, 0),
+                                     stx(BPF_DW, 3, 0, 0), mov64_imm(0, 0), ja(1), mov64_imm(0, -EINVAL)};
+    for (KernelProfile k : {KernelProfile::K7_3, KernelProfile::K7_2}) {
+        Program p = make_program({call_helper(BPF_FUNC_get_func_arg), call_helper(BPF_FUNC_get_func_ret),
+                                  call_helper(BPF_FUNC_get_func_arg_cnt), exit_insn()});
+        p.prog_type = BPF_PROG_TYPE_TRACING;
+        p.attach = TraceAttach::Fexit;
+        p.attach_btf_vlen = 2;
+        ASSERT_TRUE(run(p, x86(k)).outcome.ok());
+        std::vector<Insn> want{ldx(BPF_DW, 0, 1, -8), alu64_imm(BPF_AND, 0, 255)};
+        want.insert(want.end(), arg_tail.begin(), arg_tail.end());
+        for (const Insn& i : {ldx(BPF_DW, 0, 1, -8), alu64_imm(BPF_AND, 0, 255), alu64_imm(BPF_LSH, 0, 3), alu64_reg(BPF_ADD, 0, 1),
+                              ldx(BPF_DW, 3, 0, 0), stx(BPF_DW, 2, 3, 0), mov64_imm(0, 0), ldx(BPF_DW, 0, 1, -8),
+                              alu64_imm(BPF_AND, 0, 255), exit_insn()})
+            want.push_back(i);
+        EXPECT_TRUE(same_insns(p.insns, want));
+
+        Program t = make_program({call_helper(BPF_FUNC_get_func_arg), call_helper(BPF_FUNC_get_func_arg_cnt), exit_insn()});
+        t.prog_type = BPF_PROG_TYPE_TRACING;
+        t.attach = TraceAttach::RawTp;
+        t.attach_btf_vlen = 2;
+        ASSERT_TRUE(run(t, x86(k)).outcome.ok());
+        std::vector<Insn> want_t{mov64_imm(0, 1)};
+        want_t.insert(want_t.end(), arg_tail.begin(), arg_tail.end());
+        want_t.push_back(mov64_imm(0, 1));
+        want_t.push_back(exit_insn());
+        EXPECT_TRUE(same_insns(t.insns, want_t));
+    }
+}
+
+// smp-id-may-goto.case (stack depth 0): the timed form, a 16-byte slot at -16 set to 65535 with
+// the word at -8 zeroed at entry, and per may_goto
+// `AX = *(u64 *)(r10 -16); if AX == 0 goto <exit>; AX -= 1; if AX != 0 goto +2; AX = -16;
+//  call arch_bpf_timed_may_goto; *(u64 *)(r10 -16) = AX` (AX printed as r12 by 7.x).
+TEST(KernelProfile, MayGotoIsTimedOn7x) {
+    for (KernelProfile k : {KernelProfile::K7_3, KernelProfile::K7_2}) {
+        // 0: r6 = 0; 1: may_goto +2 (-> 4); 2: r6 += 1; 3: if r6 < 5 goto -3 (-> 1); 4: r0 = r6; 5: exit
+        Program p = make_program({mov64_imm(6, 0), may_goto(2), alu64_imm(BPF_ADD, 6, 1), jmp_imm(BPF_JLT, 6, 5, -3),
+                                  mov64_reg(0, 6), exit_insn()});
+        ASSERT_TRUE(run(p, x86(k)).outcome.ok());
+        ASSERT_EQ(p.len(), 14u);
+        EXPECT_TRUE(same_insns({p.insns[0], p.insns[1], p.insns[3], p.insns[4], p.insns[5], p.insns[6], p.insns[7], p.insns[9],
+                                p.insns[10], p.insns[11]},
+                               {st(BPF_DW, 10, -16, 65535), st(BPF_DW, 10, -8, 0), ldx(BPF_DW, AX, 10, -16), jmp_imm(BPF_JEQ, AX, 0, 7),
+                                alu64_imm(BPF_SUB, AX, 1), jmp_imm(BPF_JNE, AX, 0, 2), mov64_imm(AX, -16), stx(BPF_DW, 10, AX, -16),
+                                alu64_imm(BPF_ADD, 6, 1), jmp_imm(BPF_JLT, 6, 5, -9)}));
+        EXPECT_TRUE(is_call(p.insns[8]));
+    }
+}
+
+// iter-num-2_7.case: 7.3.4 inlines the numeric iterator kfuncs (bpf_iter_num_new is 14 insns from
+// `if w2 s> w3 goto +8` on), 7.2.13 keeps the three kfunc calls.
+TEST(KernelProfile, IteratorInlineOn73Only) {
+    const int32_t id_new = kfunc::by_kind(kfunc::Kind::IterNumNew)->btf_id;
+    auto prog = [&] {
+        Program p = make_program({mov64_reg(1, 10), alu64_imm(BPF_ADD, 1, -8), mov64_imm(2, 2), mov64_imm(3, 7), call_kfunc(id_new),
+                                  exit_insn()});
+        auto info = kfunc::by_btf_id(id_new);
+        p.kfuncs.push_back({.btf_id = id_new, .offset = 0, .kind = static_cast<uint32_t>(info->kind), .name = std::string(info->name)});
+        p.subprogs[0].stack_depth = 8;
+        return p;
+    };
+    Program a = prog(), b = prog();
+    RewriteOptions o73 = opts_for(arch_x86_64(), {"iter_inline"}), o72 = o73;
+    o73.kernel = KernelProfile::K7_3;
+    o72.kernel = KernelProfile::K7_2;
+    ASSERT_TRUE(run(a, o73).outcome.ok());
+    ASSERT_TRUE(run(b, o72).outcome.ok());
+    EXPECT_EQ(a.len(), 6u + 13u);
+    EXPECT_TRUE(same(a.insns[4], jmp32_reg(BPF_JSGT, 2, 3, 8)));
+    EXPECT_TRUE(same(a.insns[7], jmp_imm(BPF_JGT, 0, 0x800000, 8)));
+    EXPECT_TRUE(same(a.insns[17], mov64_imm(0, -E2BIG)));
+    EXPECT_TRUE(same_insns(b.insns, prog().insns));
+}
+
+// gen-1-6 of `kernel gen --kernel 7.3 --seed 1`: `r0 = 0; if r0 != 0 goto +2; r8 = 64; r6 = -1;
+// w7 = -w7`, both successors reached. 7.3.4 and 7.2.13 show `r0 = 0; r8 = 64; r6 = -1; w7 = -w7`
+// (the jump decided before the main walk, then removed as a nop); 6.12 keeps the jump.
+TEST(KernelProfile, ConstantBranchesFoldOn7x) {
+    auto prog = [] {
+        return make_program({mov64_imm(0, 0), jmp_imm(BPF_JNE, 0, 0, 2), mov64_imm(8, 64), mov64_imm(6, -1), alu32_imm(BPF_NEG, 7, 0),
+                             exit_insn()});
+    };
+    for (KernelProfile k : {KernelProfile::K7_3, KernelProfile::K7_2}) {
+        Program p = prog();
+        RewriteOptions o = opts_for(arch_x86_64(), {"const_branches", "dead_code"});
+        o.kernel = k;
+        ASSERT_TRUE(run(p, o).outcome.ok());
+        EXPECT_TRUE(same_insns(p.insns, {mov64_imm(0, 0), mov64_imm(8, 64), mov64_imm(6, -1), alu32_imm(BPF_NEG, 7, 0), exit_insn()}));
+    }
+    Program q = prog();
+    RewriteOptions o = opts_for(arch_x86_64(), {"const_branches", "dead_code"});
+    o.kernel = KernelProfile::K6_12;
+    ASSERT_TRUE(run(q, o).outcome.ok());
+    EXPECT_TRUE(same_insns(q.insns, prog().insns));
 }
 
 }  // namespace

@@ -26,7 +26,11 @@ kfunc::Kind kfunc_kind(const Program& prog, const isa::Insn& call);
 // Index of the subprog containing insn `idx` (the fake exit is never returned).
 uint32_t subprog_of(const Program& prog, uint32_t idx);
 
+// The 7.x pre-pass (const_branches.cpp): decided conditional jumps become `goto`s, in place.
+void fold_constant_branches(Program& prog);
+
 // The passes, in kernel order (pipeline.cpp registers them).
+std::unique_ptr<Pass> make_const_branches_pass();
 std::unique_ptr<Pass> make_bpf_loop_pass();
 std::unique_ptr<Pass> make_dead_code_pass();
 std::unique_ptr<Pass> make_misc_fixups_pass();

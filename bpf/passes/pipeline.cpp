@@ -1,5 +1,5 @@
 // run_pipeline(): the rewrite passes in the order bpf_check() runs them (spec/patching.md §5.1):
-// bpf_optimize_bpf_loop, dead code (privileged removal or sanitize), do_misc_fixups (whose kfunc
+// the 7.x constant-branch folding before the main walk (const_branches.cpp), bpf_optimize_bpf_loop, dead code (privileged removal or sanitize), do_misc_fixups (whose kfunc
 // fixup hosts the iterator inline; a separate pass here so it can be selected), zext.
 #include <algorithm>
 #include <array>
@@ -19,6 +19,7 @@ struct Entry {
 };
 
 constexpr Entry kPasses[] = {
+    {"const_branches", make_const_branches_pass, false},
     {"bpf_loop", make_bpf_loop_pass, false},       {"dead_code", make_dead_code_pass, false},
     {"misc_fixups", make_misc_fixups_pass, true},  {"iter_inline", make_iter_inline_pass, false},
     {"zext", make_zext_pass, true},

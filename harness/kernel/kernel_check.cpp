@@ -154,7 +154,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
     rep.wall_s = batch->wall_s;
     rep.boot_s = batch->first_boot_s;
     rep.guest_busy_us = batch->report.busy_us;
-    MaskFacts facts = mask_facts(batch->report.facts);
+    MaskFacts facts = mask_facts(batch->report.facts, batch->report.release);
     for (size_t i = 0; i < cases.size(); i++) {
         const auto& g = batch->report.cases[i];
         CaseOutcome o;

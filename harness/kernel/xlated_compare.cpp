@@ -34,8 +34,29 @@ std::string line_of(std::span<const isa::Insn> insns, size_t pc) {
 
 }  // namespace
 
-MaskFacts mask_facts(const std::map<std::string, int64_t>& g) {
+unsigned kernel_major_of(std::string_view release) {
+    unsigned major = 0;
+    for (size_t i = 0; i < release.size() && release[i] >= '0' && release[i] <= '9' && major < 1000; i++)
+        major = major * 10 + static_cast<unsigned>(release[i] - '0');
+    return major;
+}
+
+uint8_t kernel_ax_reg_of(std::string_view release) { return kernel_major_of(release) >= 7 ? 12 : isa::kRegAx; }
+
+void renumber_kernel_ax(std::vector<isa::Insn>& insns, uint8_t ax_reg) {
+    if (ax_reg == isa::kRegAx) return;
+    auto renumber = [ax_reg](uint8_t r) -> uint8_t { return r == ax_reg ? isa::kRegAx : r == isa::kRegAx ? 15 : r; };
+    for (size_t i = 0; i < insns.size(); i++) {
+        insns[i].dst_reg = renumber(insns[i].dst_reg) & 0xf;
+        insns[i].src_reg = renumber(insns[i].src_reg) & 0xf;
+        if (isa::is_ldimm64(insns[i])) i++;  // the second slot's fields are not registers
+    }
+}
+
+MaskFacts mask_facts(const std::map<std::string, int64_t>& g, std::string_view release) {
     MaskFacts f;
+    f.kernel_ax_reg = kernel_ax_reg_of(release);
+    f.one_subprog_call_in_off = kernel_major_of(release) >= 7;
     f.kernel_array_value_off = fact(g, "array_value_off");
     f.kernel_htab_key_off = fact(g, "htab_elem_key_off");
     f.kernel_lru_ref_off = fact(g, "htab_lru_ref_off");
@@ -52,6 +73,12 @@ CompareResult compare_xlated(const std::vector<isa::Insn>& kernel, const Program
     // one subprogram (e.g. after dead-code removal of a never-visited bpf_loop callback): its pseudo
     // calls and PSEUDO_FUNC loads then keep their raw relative form.
     std::vector<isa::Insn> m = model.insns;
+    if (model.subprog_cnt() <= 1 && facts.one_subprog_call_in_off)
+        for (auto& in : m)
+            if (isa::is_pseudo_call(in)) {
+                in.off = static_cast<int16_t>(in.imm);
+                in.imm = 0;
+            }
     for (size_t i = 0; model.subprog_cnt() > 1 && i < m.size(); i++) {
         if (isa::is_pseudo_call(m[i])) {
             int64_t target = static_cast<int64_t>(i) + m[i].imm + 1;
@@ -64,8 +91,10 @@ CompareResult compare_xlated(const std::vector<isa::Insn>& kernel, const Program
         }
         if (isa::is_ldimm64(m[i])) i++;
     }
-    // N2: kernel map ids back to map indexes.
+    // N3: the kernel's AX numbered as the model's.
     std::vector<isa::Insn> k = kernel;
+    renumber_kernel_ax(k, facts.kernel_ax_reg);
+    // N2: kernel map ids back to map indexes.
     for (size_t i = 0; i < k.size(); i++) {
         if (!isa::is_ldimm64(k[i])) continue;
         if (k[i].src_reg == BPF_PSEUDO_MAP_FD || k[i].src_reg == BPF_PSEUDO_MAP_VALUE) {

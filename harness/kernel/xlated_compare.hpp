@@ -7,9 +7,18 @@
 //     stores a pseudo call as off = relative target, imm = callee subprogram index, and a
 //     BPF_PSEUDO_FUNC ld_imm64 as imm = relative target, second imm = subprogram index. The
 //     model's output (imm = relative, off = 0) is re-encoded the same way from its own subprogs.
+//     With one subprogram jit_subprogs() returns early: 6.x keeps the raw form (imm = relative,
+//     off = 0); 7.2 and 7.3 show such a pseudo call (left by a removed, never-visited bpf_loop
+//     callback) as off = relative, imm = 0, its PSEUDO_FUNC ld_imm64 still raw (measured).
 //  N2 map references: bpf_insn_prepare_dump() (kernel/bpf/syscall.c) replaces the map pointer of
 //     an ld_imm64 MAP_FD/MAP_VALUE by the map's id; ids are mapped back to Program::maps indexes
 //     with the ids the guest printed, so "the same map" is still checked.
+//  N3 the verifier's scratch register AX: its number is internal to the kernel (MAX_BPF_REG, after
+//     the registers a program may name). 6.x numbers it 11; 7.2 and 7.3 number it 12 (they added
+//     a register below it), so their xlated code shows AX as r12 while a program naming r11 is
+//     still rejected. The kernel's AX is renumbered to the model's (isa::kRegAx), and a kernel r11
+//     then to a number no model insn uses, so it can never pass for AX. A numbering, not a mask:
+//     the model keeps one AX and the interpreter reads kernel code through the same renumbering.
 // Mask (fields compared as equal even when their values differ), each with its reason:
 //  M1 helper call imm (src_reg 0): an address offset from __bpf_call_base in the kernel (differs
 //     per build; inlined map lookups call e.g. __htab_map_lookup_elem), a helper/internal id in
@@ -31,6 +40,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
@@ -39,6 +49,10 @@
 namespace patchfuzz::kernel {
 
 struct MaskFacts {
+    // N3: the kernel's register number of AX (kernel_ax_reg_of).
+    uint8_t kernel_ax_reg = isa::kRegAx;
+    // N1 with one subprogram: the 7.x encoding of a pseudo call (off = relative, imm = 0).
+    bool one_subprog_call_in_off = false;
     // kernel build (from the guest's BTF); -1 = unknown (that mask rule then never applies)
     int64_t kernel_array_value_off = -1;
     int64_t kernel_htab_key_off = -1;
@@ -49,8 +63,20 @@ struct MaskFacts {
     int64_t model_lru_ref_off = -1;
 };
 
-// Kernel facts from the guest's @@FACT lines plus the model's constants.
-MaskFacts mask_facts(const std::map<std::string, int64_t>& guest_facts);
+// Kernel facts from the guest's @@FACT lines and its release string (uname -r) plus the model's
+// constants.
+MaskFacts mask_facts(const std::map<std::string, int64_t>& guest_facts, std::string_view release = "");
+
+// N3: AX's register number in the xlated code of the booted kernel, from its release string
+// (uname -r): measured 11 on 6.1 and 6.12, 12 on 7.2.13 and 7.3.4 (taken for every 7.x and later).
+// A fact of the build, not of the model profile it is compared with.
+uint8_t kernel_ax_reg_of(std::string_view release);
+// The leading number of a release string ("7.3.4+deb13-amd64" -> 7), 0 when there is none.
+unsigned kernel_major_of(std::string_view release);
+
+// N3 on one instruction list: the kernel's AX (`ax_reg`) becomes isa::kRegAx and, when they
+// differ, a kernel r11 becomes 15 (named by no model insn). Identity when ax_reg == kRegAx.
+void renumber_kernel_ax(std::vector<isa::Insn>& insns, uint8_t ax_reg);
 
 struct CompareResult {
     bool equal = false;

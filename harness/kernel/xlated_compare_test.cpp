@@ -108,5 +108,45 @@ TEST(XlatedCompare, LengthDifferenceIsReportedWithDiff) {
     EXPECT_NE(r.diff.find("-   1: 05 00 0000 00000000  goto pc+0"), std::string::npos) << r.diff;  // kernel-only line
 }
 
+// N3, as 7.3.4 showed it (gen-1-0 of `kernel gen --kernel 7.3 --seed 1`): the untimed/timed
+// may_goto counter load `79 ac ffb0` = `r12 = *(u64 *)(r10 -80)` where the model writes AX (r11).
+TEST(XlatedCompare, AxIsR12In7xXlatedCode) {
+    Program m = make_program({ldx(BPF_DW, kRegAx, 10, -80), jmp_imm(BPF_JEQ, kRegAx, 0, 1), stx(BPF_DW, 10, kRegAx, -80), exit_insn()});
+    std::vector<Insn> k = m.insns;
+    for (auto& i : k) {
+        if (i.dst_reg == kRegAx) i.dst_reg = 12;
+        if (i.src_reg == kRegAx) i.src_reg = 12;
+    }
+    EXPECT_EQ(k[0].code, 0x79);
+    EXPECT_EQ(k[0].dst_reg, 12);
+    MaskFacts f7 = mask_facts({}, "7.3.4+deb13-amd64");
+    EXPECT_EQ(f7.kernel_ax_reg, 12);
+    EXPECT_TRUE(compare_xlated(k, m, {}, f7).equal);
+    // the same kernel code is a difference for a 6.x build (AX is r11 there)
+    EXPECT_FALSE(compare_xlated(k, m, {}, mask_facts({}, "6.12.118+deb12-amd64")).equal);
+    // a 7.x kernel r11 is not AX: it never matches the model's AX
+    std::vector<Insn> k11 = m.insns;
+    EXPECT_FALSE(compare_xlated(k11, m, {}, f7).equal);
+    EXPECT_EQ(kernel_major_of("7.2.13+deb14-amd64"), 7u);
+    EXPECT_EQ(kernel_major_of("6.1.0-57-amd64"), 6u);
+    EXPECT_EQ(kernel_ax_reg_of("6.1.0-57-amd64"), kRegAx);
+    EXPECT_EQ(kernel_ax_reg_of(""), kRegAx);
+}
+
+// N1 with one subprogram (a never-visited bpf_loop callback removed), gen-1-11 of `kernel gen
+// --kernel 7.3 --seed 1`: 7.3.4 shows the call as `85 10 001b 00000000` (off = 27, imm = 0); 6.12
+// kept the raw `call pc+27` (imm = 27, off = 0).
+TEST(XlatedCompare, OneSubprogPseudoCallEncodingBy7x) {
+    Program m = make_program({call_pseudo(27), exit_insn()});
+    ASSERT_EQ(m.subprog_cnt(), 1u);
+    std::vector<Insn> k7 = m.insns;
+    k7[0].off = 27;
+    k7[0].imm = 0;
+    EXPECT_TRUE(compare_xlated(k7, m, {}, mask_facts({}, "7.3.4+deb13-amd64")).equal);
+    EXPECT_FALSE(compare_xlated(k7, m, {}, mask_facts({}, "6.12.118+deb12-amd64")).equal);
+    EXPECT_TRUE(compare_xlated(m.insns, m, {}, mask_facts({}, "6.12.118+deb12-amd64")).equal);
+    EXPECT_FALSE(compare_xlated(m.insns, m, {}, mask_facts({}, "7.3.4+deb13-amd64")).equal);
+}
+
 }  // namespace
 }  // namespace patchfuzz::kernel
