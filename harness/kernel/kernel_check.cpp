@@ -106,6 +106,10 @@ std::string_view to_string(Agreement a) {
 ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32, const ArchProfile& arch) {
     ModelResult r;
     r.program = original;
+    // A JIT that asks for zero-extension (bpf_jit_needs_zext: armhf's) gets the verifier's
+    // zext_dst marks turned into explicit zexts, as BPF_F_TEST_RND_HI32 turns the unmarked defs
+    // into poison: either way the marks show in the xlated code, so the model needs them too.
+    if (arch.needs_zext && !test_rnd_hi32) passes::add_zext_marks(r.program);
     auto patcher = patch::make_patcher("incremental");
     if (!patcher) {
         r.error = "no incremental patcher";

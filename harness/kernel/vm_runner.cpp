@@ -99,10 +99,13 @@ Expected<Accel> resolve_accel(const VmOptions& opts, const std::vector<uint8_t>&
 
 std::vector<std::string> qemu_command(const VmOptions& opts, const std::string& initrd, bool kvm) {
     const bool x86 = opts.arch == "amd64";
+    // sysctl.net.core.bpf_jit_enable=1: Debian's armhf build has neither BPF_JIT_ALWAYS_ON nor
+    // BPF_JIT_DEFAULT_ON, so its JIT is off until asked (the arm64 build is always-on already);
+    // the JIT is what is judged, and without it the verifier refuses callbacks.
     // no_timer_check: under a loaded host, TCG's timer check can fail ("IO-APIC + timer doesn't
     // work!") and panic the boot; the check proves nothing about the verifier (x86 only).
     std::string append = x86 ? "console=ttyS0 panic=-1 quiet nokaslr no_timer_check pfk.guest=1"
-                             : "console=ttyAMA0 panic=-1 quiet nokaslr pfk.guest=1";
+                             : "console=ttyAMA0 panic=-1 quiet nokaslr pfk.guest=1 sysctl.net.core.bpf_jit_enable=1";
     if (opts.panic_on_warn) append += " panic_on_warn=1 oops=panic";
     for (const auto& a : opts.append) append += " " + a;
     std::vector<std::string> argv = {opts.qemu};
