@@ -258,8 +258,11 @@ struct Gen {
             case 4: lookup(e); break;
             case 5: update(e); break;
             case 6: dead(e); break;
-            case 7: bpf_loop(e); break;
-            case 8: if (rng.chance(1, 2)) subcall(e); else counted_loop(e); break;
+            case 7:
+                if (opts.calls) bpf_loop(e);
+                else counted_loop(e);
+                break;
+            case 8: if (rng.chance(1, 2) && opts.calls) subcall(e); else counted_loop(e); break;
             default: helper_inline(e); break;
         }
     }

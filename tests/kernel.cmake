@@ -14,6 +14,30 @@ endif()
 set_target_properties(pfk-guest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 add_dependencies(patchfuzz pfk-guest)
 
+# pfk-guest-arm64 and pfk-guest-armhf (issue 23): the same loader cross-compiled -static for the
+# arm64 and armhf guests, when the cross compilers (ci/setup: gcc-aarch64-linux-gnu with
+# libc6-dev-arm64-cross, gcc-arm-linux-gnueabihf with libc6-dev-armhf-cross) are installed.
+# Without them `patchfuzz kernel --arch` builds the loader into its cache on first use, or says
+# which compiler is missing.
+foreach(pfk_arch arm64 armhf)
+  if(pfk_arch STREQUAL "arm64")
+    set(pfk_cc aarch64-linux-gnu-gcc)
+  else()
+    set(pfk_cc arm-linux-gnueabihf-gcc)
+  endif()
+  find_program(PFK_CC_${pfk_arch} ${pfk_cc})
+  if(PFK_CC_${pfk_arch})
+    set(pfk_out ${CMAKE_BINARY_DIR}/pfk-guest-${pfk_arch})
+    add_custom_command(OUTPUT ${pfk_out}
+      COMMAND ${PFK_CC_${pfk_arch}} -O2 -static -I${PATCHFUZZ_SOURCE_ROOT}/guest -o ${pfk_out}
+              ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_loader.c
+      DEPENDS ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_loader.c ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_batch.h
+              ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_btf.h
+      COMMENT "cross-compiling the ${pfk_arch} guest loader")
+    add_custom_target(pfk-guest-${pfk_arch} ALL DEPENDS ${pfk_out})
+  endif()
+endforeach()
+
 # CLI behaviour that needs no VM.
 add_test(NAME kernel_cli_help COMMAND $<TARGET_FILE:patchfuzz> kernel --help)
 set_tests_properties(kernel_cli_help PROPERTIES PASS_REGULAR_EXPRESSION "kernel fetch")
@@ -28,6 +52,11 @@ set_tests_properties(kernel_cli_unknown_sub PROPERTIES PASS_REGULAR_EXPRESSION "
 # fixed batch. It exits 77 when qemu or the kernel package is unavailable: ctest reports SKIPPED.
 add_test(NAME kernel_vm_ci COMMAND ${PATCHFUZZ_SOURCE_ROOT}/ci/kernel $<TARGET_FILE:patchfuzz>)
 set_tests_properties(kernel_vm_ci PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS "kernel;vm")
+
+# ci/kernel-arm (issue 23): one batch each through the arm64 (7.3) and armhf (6.12) kernels under
+# qemu's `virt` machine; SKIPPED (77) when qemu-system-aarch64 or the kernel packages are unavailable.
+add_test(NAME kernel_arm_vm_ci COMMAND ${PATCHFUZZ_SOURCE_ROOT}/ci/kernel-arm $<TARGET_FILE:patchfuzz>)
+set_tests_properties(kernel_arm_vm_ci PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS "kernel;vm")
 
 # The `kernel` oracle of campaigns: flag errors need no VM.
 add_test(NAME fuzz_kernel_oracle_bad_tag COMMAND $<TARGET_FILE:patchfuzz> fuzz --oracles structural,kernel --kernel 5.4)

@@ -51,14 +51,16 @@ struct KernelStream::State {
 
     void file_finding(const kernel::KernelCase& kc, const kernel::CaseOutcome& o, const char* divergence,
                       uint64_t batch_seed, size_t index) {
-        const std::string signature = "kernel-" + cfg.tag + "/-/-/" + divergence + "/x86_64";
+        const std::string signature = "kernel-" + cfg.tag + "/-/-/" + divergence + "/" + std::string(cfg.check.arch.name);
+        const std::string arch_opt = cfg.check.vm.arch == "amd64" ? "" : " --arch " + cfg.check.vm.arch;
         const BucketClaim claim = claim_bucket(cfg.out_dir, signature);
         const fs::path bucket = claim.dir;
         const fs::path case_path = bucket / "repro.case";
         const bool new_bucket = claim.new_bucket;
-        const std::string replay = "patchfuzz kernel check " + case_path.string() + " --kernel " + cfg.tag + " --run";
+        const std::string replay = "patchfuzz kernel check " + case_path.string() + " --kernel " + cfg.tag + arch_opt + " --run";
         if (new_bucket) {
-            const std::string found_by = "found-by: patchfuzz fuzz --oracles kernel --kernel " + cfg.tag + " --seed " +
+            const std::string found_by = "found-by: patchfuzz fuzz --oracles kernel --kernel " + cfg.tag +
+                                         (arch_opt.empty() ? "" : " --kernel-arch " + cfg.check.vm.arch) + " --seed " +
                                          std::to_string(cfg.seed) + " (kernel batch seed " + std::to_string(batch_seed) +
                                          ", program " + std::to_string(index) + ")";
             kernel::KernelMinimizeOptions mo = cfg.minimize;
@@ -90,6 +92,7 @@ struct KernelStream::State {
         Rng rng(batch_seed);
         gen::AcceptableOptions go;
         go.v612 = cfg.tag != "6.1";
+        go.calls = cfg.check.vm.arch != "armhf";  // no bpf-to-bpf calls in the 32-bit ARM JIT
         std::vector<kernel::KernelCase> cases;
         cases.reserve(cfg.batch);
         for (uint32_t i = 0; i < cfg.batch; ++i) {

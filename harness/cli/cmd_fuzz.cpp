@@ -30,7 +30,7 @@ void fuzz_usage(std::FILE* out) {
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
                  "                      [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
                  "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
-                 "                      [--kernel 6.1|6.12|7.2|7.3] [--kernel-profile P] [--kernel-batch N]\n"
+                 "                      [--kernel 6.1|6.12|7.2|7.3] [--kernel-arch A] [--kernel-profile P] [--kernel-batch N]\n"
                  "                      [--known DIR | --no-known]\n\n"
                  "Generate valid BPF programs, run the kernel's rewrite passes with the incremental (kernel\n"
                  "model) and the batched patcher under each arch profile, and check every result with the\n"
@@ -45,6 +45,8 @@ void fuzz_usage(std::FILE* out) {
                  "                   under qemu (xlated vs our model, test runs vs our interpreter); needs\n"
                  "                   `patchfuzz kernel fetch --kernel K` first\n"
                  "  --kernel K       the kernel oracle's Debian kernel: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
+                 "  --kernel-arch A  the kernel oracle's architecture: amd64 (default), arm64 (6.12, 7.3) or armhf\n"
+                 "                   (6.12); the model is held to the x86_64, arm64 or jit32 profile\n"
                  "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12, 7.2, 7.3, bpf-next\n"
                  "                   (default: as --kernel). Each new kernel finding is minimized in VM boots.\n"
                  "  --kernel-batch N programs per VM boot (default 200)\n"
@@ -101,7 +103,7 @@ int cmd_fuzz(Args args) {
     bool json = false, have_seconds = false, want_kernel = false, no_known = false, have_known = false;
     double plugin_timeout = harness::PluginPatcher::kDefaultTimeoutSeconds;
     bool plugin_isolated = false;
-    std::string plugin, kernel_tag = "6.12", kernel_profile;
+    std::string plugin, kernel_tag = "6.12", kernel_profile, kernel_arch = "amd64";
     uint32_t kernel_batch = 200;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
@@ -149,8 +151,10 @@ int cmd_fuzz(Args args) {
             want_kernel = k != cfg.run.oracles.end();
             if (want_kernel) cfg.run.oracles.erase(k);
         } else if (a == "--kernel") {
-            if (!value(kernel_tag) || !kernel::kernel_spec(kernel_tag))
-                return bad("--kernel takes one of " + kernel::kernel_tag_list());
+            if (!value(kernel_tag)) return bad("--kernel needs a value");
+        } else if (a == "--kernel-arch") {
+            if (!value(kernel_arch) || !kernel::arch_boot(kernel_arch))
+                return bad("--kernel-arch takes one of " + kernel::arch_boot_list());
         } else if (a == "--kernel-profile") {
             if (!value(kernel_profile) || !passes::kernel_profile_named(kernel_profile))
                 return bad(std::string("--kernel-profile takes ") + passes::kKernelProfileNames);
@@ -223,10 +227,14 @@ int cmd_fuzz(Args args) {
         cfg.run.external_name = std::string(ext->name());
         if (auto info = harness::read_plugin_info(plugin)) build::set_plugin(info->name, info->version);
     }
+    if (!kernel::kernel_spec(kernel_tag, kernel_arch))
+        return bad("--kernel takes one of " + kernel::kernel_tag_list(kernel_arch) + " (for " + kernel_arch + ")");
     if (want_kernel) {
-        auto co = kernel::default_check_options(kernel_tag, kernel::default_cache_dir(), PATCHFUZZ_SOURCE_ROOT);
+        auto co = kernel::default_check_options(kernel_tag, kernel::default_cache_dir(), PATCHFUZZ_SOURCE_ROOT, kernel_arch);
         if (!co) return bad("kernel oracle: " + co.error().to_string());
-        if (!kernel::find_in_path(co->vm.qemu)) return bad("kernel oracle: '" + co->vm.qemu + "' not found (install qemu-system-x86)");
+        if (!kernel::find_in_path(co->vm.qemu))
+            return bad("kernel oracle: '" + co->vm.qemu + "' not found (install " +
+                       std::string(kernel::arch_boot(kernel_arch)->qemu_package) + ")");
         co->run = true;
         if (!kernel_profile.empty()) co->profile = *passes::kernel_profile_named(kernel_profile);
         cfg.kernel = harness::KernelStreamConfig{.tag = kernel_tag, .check = *co, .batch = kernel_batch};

@@ -61,6 +61,10 @@ constexpr const char* kUsage =
     "\n"
     "options:\n"
     "  --kernel T          kernel to boot: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
+    "  --arch A            the kernel's Debian architecture: amd64 (default), arm64 (6.12, 7.3; booted\n"
+    "                      under qemu-system-aarch64 -M virt, TCG) or armhf (6.12; qemu-system-arm -M\n"
+    "                      virt). The model follows: x86_64, arm64 or jit32 rewrites and interpreter\n"
+    "                      semantics; the guest loader is cross-compiled (pfk-guest-<arch>)\n"
     "  --kernel-profile P  the model's rewrite rules: 6.1, 6.12, 7.2, 7.3 or bpf-next (default: as --kernel)\n"
     "  --cache DIR         kernel cache (default $XDG_CACHE_HOME/patchfuzz or ~/.cache/patchfuzz)\n"
     "  --run               also BPF_PROG_TEST_RUN each accepted case and compare with the interpreter\n"
@@ -92,6 +96,7 @@ int usage_error(const std::string& msg) {
 struct Opts {
     std::string sub;
     std::string kernel = "6.12";
+    std::string arch = "amd64";
     std::string profile;
     std::string cache;
     bool run = false, json = false, verbose = false, expect_accept = false, compare = true, rnd_hi32 = false;
@@ -129,6 +134,8 @@ int parse(Args args, Opts& o) {
             return 0;
         } else if (a == "--kernel") {
             if (!value(o.kernel)) return usage_error("--kernel needs a value");
+        } else if (a == "--arch") {
+            if (!value(o.arch)) return usage_error("--arch needs a value");
         } else if (a == "--kernel-profile") {
             if (!value(o.profile)) return usage_error("--kernel-profile needs a value");
         } else if (a == "--cache") {
@@ -166,8 +173,10 @@ int parse(Args args, Opts& o) {
             o.files.push_back(a);
         }
     }
-    if (!kernel::kernel_spec(o.kernel))
-        return usage_error("unknown kernel '" + o.kernel + "' (" + kernel::kernel_tag_list() + ")");
+    if (!kernel::arch_boot(o.arch))
+        return usage_error("unknown --arch '" + o.arch + "' (" + kernel::arch_boot_list() + ")");
+    if (!kernel::kernel_spec(o.kernel, o.arch))
+        return usage_error("unknown kernel '" + o.kernel + "' for " + o.arch + " (" + kernel::kernel_tag_list(o.arch) + ")");
     if (o.profile.empty()) o.profile = o.kernel;
     if (!passes::kernel_profile_named(o.profile))
         return usage_error("unknown kernel profile '" + o.profile + "' (" + passes::kKernelProfileNames + ")");
@@ -196,9 +205,9 @@ Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_t
 }
 
 Expected<kernel::CheckOptions> check_options(const Opts& o) {
-    auto base = kernel::default_check_options(o.kernel, o.cache, PATCHFUZZ_SOURCE_ROOT);
+    auto base = kernel::default_check_options(o.kernel, o.cache, PATCHFUZZ_SOURCE_ROOT, o.arch);
     if (!base) return base.error();
-    if (auto img = kernel::find_cached_kernel(o.kernel, o.cache); img)
+    if (auto img = kernel::find_cached_kernel(o.kernel, o.cache, o.arch); img)
         if (auto w = kernel::pin_warning(*img); !w.empty()) std::fprintf(stderr, "patchfuzz kernel: %s\n", w.c_str());
     kernel::CheckOptions co = *base;
     co.vm.timeout_s = o.timeout;
@@ -217,7 +226,7 @@ int report(const Opts& o, const kernel::CheckReport& r) {
 }
 
 int do_fetch(const Opts& o) {
-    auto img = kernel::fetch_kernel(o.kernel, o.cache, std::cerr);
+    auto img = kernel::fetch_kernel(o.kernel, o.cache, std::cerr, o.arch);
     if (!img) {
         std::fprintf(stderr, "patchfuzz kernel: %s\n", img.error().to_string().c_str());
         return 2;
@@ -234,12 +243,13 @@ int do_status(const Opts& o) {
         return 2;
     }
     if (!kernel::find_in_path(co->vm.qemu)) {
-        std::fprintf(stderr, "patchfuzz kernel: '%s' not found (install qemu-system-x86)\n", co->vm.qemu.c_str());
+        std::fprintf(stderr, "patchfuzz kernel: '%s' not found (install %s)\n", co->vm.qemu.c_str(),
+                     std::string(kernel::arch_boot(o.arch)->qemu_package).c_str());
         return 2;
     }
     std::printf("kernel %s: %s\nguest loader: %s\n", o.kernel.c_str(), co->vm.kernel_image.c_str(), co->vm.guest_loader.c_str());
-    if (auto img = kernel::find_cached_kernel(o.kernel, o.cache); img) {
-        auto spec = kernel::kernel_spec(o.kernel);
+    if (auto img = kernel::find_cached_kernel(o.kernel, o.cache, o.arch); img) {
+        auto spec = kernel::kernel_spec(o.kernel, o.arch);
         std::printf("build: %s (%s %s); pinned: %s (%s)\n", img->release.c_str(), img->package.c_str(), img->version.c_str(),
                     std::string(spec->pinned_release).c_str(), std::string(spec->pinned_version).c_str());
         if (auto w = kernel::pin_warning(*img); !w.empty()) std::fprintf(stderr, "patchfuzz kernel: %s\n", w.c_str());
@@ -281,6 +291,7 @@ int do_gen(const Opts& o) {
     Rng rng(o.seed);
     gen::AcceptableOptions go;
     go.v612 = o.kernel != "6.1";
+    go.calls = o.arch != "armhf";  // the 32-bit ARM JIT has no bpf-to-bpf calls (gen/acceptable_gen.hpp)
     std::vector<kernel::KernelCase> cases;
     for (uint64_t i = 0; i < o.count; i++) {
         auto g = gen::generate_acceptable(rng, go);
@@ -299,7 +310,7 @@ int do_gen(const Opts& o) {
             if (r->cases[i].agreement == kernel::Agreement::Agree && r->cases[i].runs_agree()) continue;
             const harness::Case c = kernel::as_case(
                 cases[i], o.seed,
-                {"found-by: patchfuzz kernel gen --kernel " + o.kernel + " --seed " + std::to_string(o.seed) + " (program " +
+                {"found-by: patchfuzz kernel gen --kernel " + o.kernel + (o.arch == "amd64" ? "" : " --arch " + o.arch) + " --seed " + std::to_string(o.seed) + " (program " +
                  std::to_string(i) + "): " + std::string(kernel::to_string(r->cases[i].agreement))});
             auto s = harness::write_case_file_atomic(c, o.save + "/" + cases[i].name + ".case");
             if (!s) std::fprintf(stderr, "patchfuzz kernel: %s\n", s.error().to_string().c_str());
@@ -341,11 +352,13 @@ int do_minimize(const Opts& o) {
     mo.max_seconds = static_cast<double>(o.seconds);
     const kernel::KernelMinimizeResult m = kernel::minimize_kernel_finding(*c, found, check, mo);
     harness::Case out = kernel::as_case(m.minimized, 0, {});
-    out.comments.push_back("minimized-by: patchfuzz kernel minimize " + in + " --kernel " + o.kernel + " --kernel-profile " + o.profile +
+    out.comments.push_back("minimized-by: patchfuzz kernel minimize " + in + " --kernel " + o.kernel +
+                           (o.arch == "amd64" ? "" : " --arch " + o.arch) + " --kernel-profile " + o.profile +
                            (o.run ? " --run" : "") + (o.rnd_hi32 ? " --rnd-hi32" : "") + " (" + std::to_string(c->program.len()) + " -> " +
                            std::to_string(m.minimized.program.len()) + " insns, " + std::to_string(m.rounds) + " boots, " +
                            std::to_string(m.tried) + " candidates, ended: " + m.ended + ")");
-    out.comments.push_back(std::string("signature: kernel-") + o.kernel + "/-/-/" + divergence + "/x86_64 (" + m.outcome.key + ")");
+    out.comments.push_back(std::string("signature: kernel-") + o.kernel + "/-/-/" + divergence + "/" + std::string(co->arch.name) +
+                           " (" + m.outcome.key + ")");
     const std::string path = o.out.empty() ? in + ".min.case" : o.out;
     if (auto s = harness::write_case_file_atomic(out, path); !s) {
         std::fprintf(stderr, "patchfuzz kernel: %s\n", s.error().to_string().c_str());

@@ -19,14 +19,15 @@ namespace {
 
 // Kernel test run vs interpreter: retval (u32, what BPF_PROG_TEST_RUN returns) and the contents of
 // array/hash maps (the guest prints at most 16 entries per map; we compare those keys).
-RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, const interp::ExecInput& in) {
+RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, const interp::ExecInput& in,
+                       const ArchProfile& arch) {
     RunCompare rc{k, true, ""};
     if (real.rc != 0) {
         rc.agree = false;
         rc.detail = "kernel test run failed rc=" + std::to_string(real.rc);
         return rc;
     }
-    auto res = interp::execute(model, in, arch_x86_64());
+    auto res = interp::execute(model, in, arch);
     if (res.status != interp::ExecResult::Status::Ok) {
         rc.agree = false;
         rc.detail = "interpreter: " + std::string(interp::to_string(res.status)) + " at pc " + std::to_string(res.fault_pc) +
@@ -102,15 +103,19 @@ std::string_view to_string(Agreement a) {
     return "?";
 }
 
-ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32) {
+ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32, const ArchProfile& arch) {
     ModelResult r;
     r.program = original;
+    // A JIT that asks for zero-extension (bpf_jit_needs_zext: armhf's) gets the verifier's
+    // zext_dst marks turned into explicit zexts, as BPF_F_TEST_RND_HI32 turns the unmarked defs
+    // into poison: either way the marks show in the xlated code, so the model needs them too.
+    if (arch.needs_zext && !test_rnd_hi32) passes::add_zext_marks(r.program);
     auto patcher = patch::make_patcher("incremental");
     if (!patcher) {
         r.error = "no incremental patcher";
         return r;
     }
-    passes::RewriteOptions o{.arch = arch_x86_64()};
+    passes::RewriteOptions o{.arch = arch};
     o.kernel = profile;
     o.test_rnd_hi32 = test_rnd_hi32;
     auto res = passes::run_pipeline(r.program, *patcher, o);
@@ -120,14 +125,21 @@ ModelResult run_model(const Program& original, passes::KernelProfile profile, bo
 }
 
 Expected<CheckOptions> default_check_options(std::string_view tag, const std::string& cache_dir,
-                                             const std::string& source_root) {
-    auto img = find_cached_kernel(tag, cache_dir);
+                                             const std::string& source_root, std::string_view debian_arch) {
+    auto boot = arch_boot(debian_arch);
+    if (!boot) return make_error("", "unknown architecture '" + std::string(debian_arch) + "' (" + arch_boot_list() + ")");
+    auto img = find_cached_kernel(tag, cache_dir, debian_arch);
     if (!img) return img.error();
-    auto guest = locate_guest_loader(source_root, cache_dir);
+    auto guest = locate_guest_loader(source_root, cache_dir, std::string(debian_arch));
     if (!guest) return guest.error();
     CheckOptions co;
+    co.vm.qemu = boot->qemu;
+    co.vm.arch = boot->debian_arch;
     co.vm.kernel_image = img->vmlinux;
     co.vm.guest_loader = *guest;
+    auto model_arch = arch_by_name(boot->model_arch);
+    if (!model_arch) return make_error("", "no model profile for architecture " + std::string(boot->model_arch));
+    co.arch = *model_arch;
     // Each kernel tag names its own model profile (the build it is pinned to).
     auto profile = passes::kernel_profile_named(tag);
     if (!profile) return make_error("", "kernel '" + std::string(tag) + "' has no model profile");
@@ -164,7 +176,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
             rep.accepted++;
             o.agreement = Agreement::Agree;
             ModelResult m;
-            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32);
+            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32, opts.arch);
             if (opts.compare) {
                 if (!m.ok) {
                     o.agreement = Agreement::ModelFailed;
@@ -184,7 +196,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
             if (opts.run) {
                 const Program& exec_prog = m.ok ? m.program : cases[i].program;
                 for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++) {
-                    o.runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], exec_prog, cases[i].inputs[k]));
+                    o.runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], exec_prog, cases[i].inputs[k], opts.arch));
                 }
                 if (!o.runs_agree()) {
                     rep.run_disagree++;

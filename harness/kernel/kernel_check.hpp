@@ -1,8 +1,9 @@
 #pragma once
 // `patchfuzz kernel check`: one VM boot per batch, then per case (a) accepted by the real verifier
 // or not (with the log tail), (b) the real xlated program vs our incremental patcher's rewrite
-// under the matching kernel profile on x86_64 (xlated_compare.hpp), (c) with `run`, the real
-// BPF_PROG_TEST_RUN results vs our interpreter on the same inputs.
+// under the matching kernel profile on the kernel's architecture (x86_64, arm64 or jit32 for armhf:
+// xlated_compare.hpp), (c) with `run`, the real BPF_PROG_TEST_RUN results vs our interpreter on
+// the same inputs under that architecture's execution semantics.
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bpf/arch/arch_profile.hpp"
 #include "bpf/passes/pass.hpp"
 #include "bpf/util/error.hpp"
 #include "harness/kernel/kernel_case.hpp"
@@ -67,6 +69,7 @@ const char* divergence_of(const CaseOutcome& o);
 struct CheckOptions {
     VmOptions vm;
     passes::KernelProfile profile = passes::KernelProfile::K6_12;
+    ArchProfile arch = arch_x86_64();  // the model's architecture (rewrites and interpreter)
     bool run = false;               // BPF_PROG_TEST_RUN vs interpreter
     bool compare = true;            // run the model at all
     size_t per_boot = 5000;
@@ -86,8 +89,9 @@ struct CheckReport {
 
 // Check options for Debian kernel `tag` (kernel_image.hpp kernel_specs): the cached vmlinux (an Error says how
 // to fetch it), the guest loader, and the model profile of the same kernel. No network access.
+// `debian_arch` (amd64, arm64, armhf) picks the build, the qemu, the loader and the model's arch.
 Expected<CheckOptions> default_check_options(std::string_view tag, const std::string& cache_dir,
-                                             const std::string& source_root);
+                                             const std::string& source_root, std::string_view debian_arch = "amd64");
 
 Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const CheckOptions& opts);
 
@@ -98,7 +102,8 @@ struct ModelResult {
     std::string error;
     Program program;
 };
-ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32 = false);
+ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32 = false,
+                      const ArchProfile& arch = arch_x86_64());
 
 // One case: its agreement, the verifier log of a rejection or crash, the diff, the failing runs.
 void print_case_outcome(std::ostream& out, const CaseOutcome& c);

@@ -48,24 +48,46 @@ const std::vector<KernelSpec>& kernel_specs() {
         {"6.12", "", "linux-image-6.12-amd64", "6.12.118+deb12-amd64", "6.12.118-1~deb12u1", false},
         {"7.2", "sid", "linux-binary-7.2.13+deb14-amd64", "7.2.13+deb14-amd64", "7.2.13-1", true},
         {"7.3", "trixie-backports", "linux-binary-7.3.4+deb13-amd64", "7.3.4+deb13-amd64", "7.3.4-1~bpo13+1", true},
+        // arm64 (issue 23): the same two builds as amd64's 6.12 and 7.3. 6.12 is in the security
+        // archive's bookworm-security (the meta package linux-image-6.12-arm64 is followed).
+        {"6.12", "bookworm-security", "linux-image-6.12-arm64", "6.12.118+deb12-arm64", "6.12.118-1~deb12u1", false, "arm64"},
+        {"7.3", "trixie-backports", "linux-binary-7.3.4+deb13-arm64", "7.3.4+deb13-arm64", "7.3.4-1~bpo13+1", true, "arm64"},
+        // armhf: the ARMv7 multiplatform build of 6.12 (its 32-bit JIT asks for zero-extension). The
+        // 7.3 armmp packages are listed by trixie-backports' armhf index but the mirror answers
+        // 404 for them (harness/kernel/README.md), so 7.3 has no armhf entry.
+        {"6.12", "bookworm-security", "linux-image-6.12-armmp", "6.12.118+deb12-armmp", "6.12.118-1~deb12u1", false, "armhf"},
     };
     return specs;
 }
 
-std::optional<KernelSpec> kernel_spec(std::string_view tag) {
-    for (const auto& s : kernel_specs())
-        if (s.tag == tag) return s;
+std::optional<ArchBoot> arch_boot(std::string_view debian_arch) {
+    static const ArchBoot boots[] = {
+        {"amd64", "qemu-system-x86_64", "qemu-system-x86", "x86_64", ""},
+        {"arm64", "qemu-system-aarch64", "qemu-system-arm", "arm64", "aarch64-linux-gnu-gcc"},
+        {"armhf", "qemu-system-arm", "qemu-system-arm", "jit32", "arm-linux-gnueabihf-gcc"},
+    };
+    for (const auto& b : boots)
+        if (b.debian_arch == debian_arch) return b;
     return std::nullopt;
 }
 
-std::string kernel_tag_list() {
+std::string arch_boot_list() { return "amd64, arm64, armhf"; }
+
+std::optional<KernelSpec> kernel_spec(std::string_view tag, std::string_view arch) {
+    for (const auto& s : kernel_specs())
+        if (s.tag == tag && s.arch == arch) return s;
+    return std::nullopt;
+}
+
+std::string kernel_tag_list(std::string_view arch) {
     std::string out;
-    for (const auto& s : kernel_specs()) out += (out.empty() ? "" : ", ") + std::string(s.tag);
+    for (const auto& s : kernel_specs())
+        if (s.arch == arch) out += (out.empty() ? "" : ", ") + std::string(s.tag);
     return out;
 }
 
 std::string pin_warning(const KernelImage& img) {
-    auto spec = kernel_spec(img.tag);
+    auto spec = kernel_spec(img.tag, img.arch);
     if (!spec) return "";
     const bool same_release = img.release == spec->pinned_release;
     const bool same_version = img.version.empty() || img.version == spec->pinned_version;
@@ -81,21 +103,37 @@ std::string default_cache_dir() {
     return "/tmp/patchfuzz-cache";
 }
 
-Expected<KernelImage> find_cached_kernel(std::string_view tag, const std::string& cache_dir) {
-    if (!kernel_spec(tag)) return make_error("", "unknown kernel '" + std::string(tag) + "' (known: " + kernel_tag_list() + ")");
-    std::string dir = cache_dir + "/kernels/" + std::string(tag);
+namespace {
+
+// <cache>/kernels/<tag> for amd64 (as before issue 23), <tag>-<arch> for the others.
+std::string kernel_dir(const std::string& cache_dir, std::string_view tag, std::string_view arch) {
+    return cache_dir + "/kernels/" + std::string(tag) + (arch == "amd64" ? "" : "-" + std::string(arch));
+}
+
+std::string unknown_kernel(std::string_view tag, std::string_view arch) {
+    return "unknown kernel '" + std::string(tag) + "' for " + std::string(arch) + " (known: " + kernel_tag_list(arch) + ")";
+}
+
+}  // namespace
+
+Expected<KernelImage> find_cached_kernel(std::string_view tag, const std::string& cache_dir, std::string_view arch) {
+    if (!kernel_spec(tag, arch)) return make_error("", unknown_kernel(tag, arch));
+    std::string dir = kernel_dir(cache_dir, tag, arch);
     std::string manifest = dir + "/manifest";
+    const std::string arch_opt = arch == "amd64" ? "" : " --arch " + std::string(arch);
     if (!fs::exists(manifest))
-        return make_error(manifest, "no cached " + std::string(tag) + " kernel: run `patchfuzz kernel fetch --kernel " +
-                                        std::string(tag) + " --cache " + cache_dir + "`");
+        return make_error(manifest, "no cached " + std::string(tag) + arch_opt + " kernel: run `patchfuzz kernel fetch --kernel " +
+                                        std::string(tag) + arch_opt + " --cache " + cache_dir + "`");
     std::string text = read_text(manifest);
     KernelImage k{std::string(tag),
                   manifest_value(text, "package"),
                   manifest_value(text, "version"),
                   manifest_value(text, "release"),
                   manifest_value(text, "vmlinux"),
-                  manifest_value(text, "vmlinuz")};
-    if (k.vmlinux.empty() || !is_elf(k.vmlinux)) return make_error(manifest, "cached vmlinux missing or not ELF; fetch again");
+                  manifest_value(text, "vmlinuz"),
+                  std::string(arch)};
+    if (k.vmlinux.empty() || (arch == "amd64" ? !is_elf(k.vmlinux) : !fs::exists(k.vmlinux)))
+        return make_error(manifest, "cached vmlinux missing or not ELF; fetch again");
     return k;
 }
 
@@ -121,8 +159,17 @@ std::vector<std::string> words_of(const std::string& line) {
     return w;
 }
 
-// `deb [opt=v ...] URI suite comp...` -> URI when the suite is a Debian release suite.
-std::optional<std::string> mirror_of_one_line(std::string line) {
+bool is_security_suite(std::string_view suite) {
+    return suite.size() > 9 && suite.substr(suite.size() - 9) == "-security";
+}
+
+bool suite_wanted(std::string_view suite, bool security) {
+    return security ? is_security_suite(suite) : is_debian_release_suite(suite);
+}
+
+// `deb [opt=v ...] URI suite comp...` -> URI when the suite is a Debian release suite (with
+// `security`: a security suite).
+std::optional<std::string> mirror_of_one_line(std::string line, bool security) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     // Options in brackets may contain spaces: cut them out first.
     if (auto open = line.find('['); open != std::string::npos) {
@@ -132,19 +179,19 @@ std::optional<std::string> mirror_of_one_line(std::string line) {
     }
     auto w = words_of(line);
     if (w.size() < 3 || w[0] != "deb") return std::nullopt;
-    if (!is_debian_release_suite(w[2])) return std::nullopt;
+    if (!suite_wanted(w[2], security)) return std::nullopt;
     return w[1];
 }
 
 // deb822 stanzas (blank-line separated "Field: value" blocks; continuation lines start with space).
-std::optional<std::string> mirror_of_deb822(const std::string& text) {
+std::optional<std::string> mirror_of_deb822(const std::string& text, bool security) {
     std::istringstream in(text + "\n\n");
     std::string line, types, uris, suites, enabled = "yes", *last = nullptr;
     auto flush = [&]() -> std::optional<std::string> {
         std::optional<std::string> found;
         auto t = words_of(types), u = words_of(uris), su = words_of(suites);
         bool is_deb = std::find(t.begin(), t.end(), "deb") != t.end();
-        bool release = std::any_of(su.begin(), su.end(), [](const std::string& x) { return is_debian_release_suite(x); });
+        bool release = std::any_of(su.begin(), su.end(), [security](const std::string& x) { return suite_wanted(x, security); });
         if (is_deb && release && !u.empty() && enabled != "no") found = u[0];
         types.clear(), uris.clear(), suites.clear(), enabled = "yes", last = nullptr;
         return found;
@@ -173,25 +220,30 @@ std::optional<std::string> mirror_of_deb822(const std::string& text) {
 
 }  // namespace
 
-Expected<std::string> debian_mirror_from_sources(const std::vector<std::pair<std::string, std::string>>& files) {
+Expected<std::string> debian_mirror_from_sources(const std::vector<std::pair<std::string, std::string>>& files,
+                                                 bool security) {
     std::string searched;
     for (const auto& [path, text] : files) {
         searched += (searched.empty() ? "" : ", ") + path;
         const bool deb822 = path.size() > 8 && path.substr(path.size() - 8) == ".sources";
         if (deb822) {
-            if (auto m = mirror_of_deb822(text)) return *m;
+            if (auto m = mirror_of_deb822(text, security)) return *m;
             continue;
         }
         std::istringstream in(text);
         for (std::string line; std::getline(in, line);)
-            if (auto m = mirror_of_one_line(line)) return *m;
+            if (auto m = mirror_of_one_line(line, security)) return *m;
     }
+    if (security)
+        return make_error(searched.empty() ? "/etc/apt" : searched,
+                          "no `deb` source names a Debian security suite (bookworm-security, ...): cannot tell which "
+                          "security archive to fetch the kernel from");
     return make_error(searched.empty() ? "/etc/apt" : searched,
                       "no `deb` source names a Debian release suite (bookworm, trixie, stable, ...): cannot tell which "
                       "Debian mirror to fetch the kernel from");
 }
 
-Expected<std::string> system_debian_mirror() {
+Expected<std::string> system_debian_mirror(bool security) {
     std::vector<std::pair<std::string, std::string>> files;
     if (fs::exists("/etc/apt/sources.list")) files.emplace_back("/etc/apt/sources.list", read_text("/etc/apt/sources.list"));
     std::vector<std::string> parts;
@@ -204,7 +256,7 @@ Expected<std::string> system_debian_mirror() {
     }
     std::sort(parts.begin(), parts.end());
     for (const auto& p : parts) files.emplace_back(p, read_text(p));
-    return debian_mirror_from_sources(files);
+    return debian_mirror_from_sources(files, security);
 }
 
 namespace {
@@ -213,11 +265,14 @@ namespace {
 // cache; the machine's sources, lists and preferences are not read, its configuration not changed.
 struct OwnApt {
     std::string root;
+    std::string arch = "amd64";  // another one is set for this apt only, never with dpkg --add-architecture
     std::vector<std::string> opts() const {
-        return {"-o", "Dir::Etc::SourceList=" + root + "/sources.list", "-o", "Dir::Etc::SourceParts=/dev/null",
-                "-o", "Dir::Etc::Preferences=/dev/null",              "-o", "Dir::Etc::PreferencesParts=/dev/null",
-                "-o", "Dir::State::Lists=" + root + "/lists",         "-o", "Dir::Cache=" + root + "/cache",
-                "-o", "Acquire::Languages=none"};
+        std::vector<std::string> v{"-o", "Dir::Etc::SourceList=" + root + "/sources.list", "-o", "Dir::Etc::SourceParts=/dev/null",
+                                   "-o", "Dir::Etc::Preferences=/dev/null",              "-o", "Dir::Etc::PreferencesParts=/dev/null",
+                                   "-o", "Dir::State::Lists=" + root + "/lists",         "-o", "Dir::Cache=" + root + "/cache",
+                                   "-o", "Acquire::Languages=none"};
+        if (arch != "amd64") v.insert(v.end(), {"-o", "APT::Architecture=" + arch, "-o", "APT::Architectures::=" + arch});
+        return v;
     }
     std::vector<std::string> cmd(std::string tool, std::vector<std::string> args) const {
         std::vector<std::string> v{std::move(tool)};
@@ -230,13 +285,13 @@ struct OwnApt {
 
 constexpr const char* kDebianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg";
 
-Expected<OwnApt> own_apt_for(std::string_view suite, const std::string& cache_dir, std::ostream& log) {
-    auto mirror = system_debian_mirror();
+Expected<OwnApt> own_apt_for(std::string_view suite, const std::string& cache_dir, std::ostream& log, std::string_view arch) {
+    auto mirror = system_debian_mirror(is_security_suite(suite));
     if (!mirror) return mirror.error();
     if (!fs::exists(kDebianKeyring))
         return make_error(kDebianKeyring, "Debian's archive keyring is missing (package debian-archive-keyring): the "
                                           "suite's signature cannot be checked");
-    OwnApt apt{cache_dir + "/apt/" + std::string(suite)};
+    OwnApt apt{cache_dir + "/apt/" + std::string(suite) + (arch == "amd64" ? "" : "-" + std::string(arch)), std::string(arch)};
     std::error_code ec;
     for (const char* d : {"/lists/partial", "/cache/archives/partial"}) fs::create_directories(apt.root + d, ec);
     if (ec) return make_error(apt.root, "cannot create the apt state folder: " + ec.message());
@@ -247,7 +302,7 @@ Expected<OwnApt> own_apt_for(std::string_view suite, const std::string& cache_di
         if (!f) return make_error(apt.root, "cannot write sources.list");
     }
     fs::rename(apt.root + "/sources.list.tmp", apt.root + "/sources.list", ec);
-    log << "fetch: apt-get update of " << suite << " (" << *mirror << ") in " << apt.root << "\n";
+    log << "fetch: apt-get update of " << suite << " " << arch << " (" << *mirror << ") in " << apt.root << "\n";
     auto up = run_process(apt.cmd("apt-get", {"-q", "update"}), {.timeout_s = 600});
     if (!up || up->exit_code != 0)
         return make_error(apt.root + "/sources.list", "apt-get update failed: " + (up ? up->err + up->out : up.error().message));
@@ -278,14 +333,14 @@ Expected<std::string> depends_with_prefix(const std::vector<std::string>& apt_ca
 
 }  // namespace
 
-Expected<KernelImage> fetch_kernel(std::string_view tag, const std::string& cache_dir, std::ostream& log) {
-    auto spec = kernel_spec(tag);
-    if (!spec) return make_error("", "unknown kernel '" + std::string(tag) + "' (known: " + kernel_tag_list() + ")");
+Expected<KernelImage> fetch_kernel(std::string_view tag, const std::string& cache_dir, std::ostream& log, std::string_view arch) {
+    auto spec = kernel_spec(tag, arch);
+    if (!spec) return make_error("", unknown_kernel(tag, arch));
     for (const char* tool : {"apt-cache", "apt-get", "dpkg-deb", "tar"})
         if (!find_in_path(tool)) return make_error("", std::string("'") + tool + "' not found: fetching needs Debian's apt");
     std::vector<std::string> apt_cache{"apt-cache"}, apt_get{"apt-get"};
     if (!spec->suite.empty()) {
-        auto apt = own_apt_for(spec->suite, cache_dir, log);
+        auto apt = own_apt_for(spec->suite, cache_dir, log, arch);
         if (!apt) return apt.error();
         apt_cache = apt->cmd("apt-cache", {});
         apt_get = apt->cmd("apt-get", {});
@@ -297,7 +352,8 @@ Expected<KernelImage> fetch_kernel(std::string_view tag, const std::string& cach
         auto r = run_process(argv, {.timeout_s = 60});
         if (!r || r->exit_code != 0 || r->out.find("Package: " + pkg) == std::string::npos) {
             // Say what the suite has instead, so the pin can be moved on purpose.
-            auto now = depends_with_prefix(apt_cache, "linux-image-amd64", "linux-image-");
+            const std::string meta = "linux-image-" + std::string(arch == "armhf" ? "armmp" : arch);
+            auto now = depends_with_prefix(apt_cache, meta, "linux-image-");
             return make_error(pkg, "the pinned " + pkg + " is no longer in " + std::string(spec->suite) +
                                        (now && !now->empty() ? " (it now has " + *now + ")" : "") +
                                        "; the " + std::string(tag) +
@@ -312,7 +368,7 @@ Expected<KernelImage> fetch_kernel(std::string_view tag, const std::string& cach
             pkg = *dep;
         }
     }
-    std::string dir = cache_dir + "/kernels/" + std::string(tag);
+    std::string dir = kernel_dir(cache_dir, tag, arch);
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return make_error(dir, "cannot create cache folder: " + ec.message());
@@ -362,16 +418,19 @@ Expected<KernelImage> fetch_kernel(std::string_view tag, const std::string& cach
         }
     }
     if (vmlinuz.empty()) return make_error(deb, "the package has no kernel image (" + pattern + ")");
-    std::string vmlinux = dir + "/vmlinux-" + release;
-    log << "fetch: unpacking " << vmlinuz << " -> " << vmlinux << "\n";
-    if (auto s = unpack_vmlinux(vmlinuz, vmlinux); !s) return s.error();
+    std::string vmlinux = vmlinuz;
+    if (arch == "amd64") {  // arm64's Image is not compressed; armhf's zImage decompresses itself
+        vmlinux = dir + "/vmlinux-" + release;
+        log << "fetch: unpacking " << vmlinuz << " -> " << vmlinux << "\n";
+        if (auto s = unpack_vmlinux(vmlinuz, vmlinux); !s) return s.error();
+    }
     {
         std::ofstream m(dir + "/manifest.tmp", std::ios::trunc);
         m << "package=" << pkg << "\nversion=" << version << "\nrelease=" << release << "\nvmlinux=" << vmlinux
           << "\nvmlinuz=" << vmlinuz << "\n";
     }
     fs::rename(dir + "/manifest.tmp", dir + "/manifest", ec);
-    KernelImage img{std::string(tag), pkg, version, release, vmlinux, vmlinuz};
+    KernelImage img{std::string(tag), pkg, version, release, vmlinux, vmlinuz, std::string(arch)};
     if (auto w = pin_warning(img); !w.empty()) log << w << "\n";
     return img;
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +53,7 @@ constexpr int kKvmProbeTimeoutS = 45;
 
 Expected<Accel> resolve_accel(const VmOptions& opts, const std::vector<uint8_t>& loader) {
     if (opts.accel != Accel::Auto) return opts.accel;
+    if (opts.arch != "amd64") return Accel::Tcg;  // the host is x86-64: other guests are emulated
     if (const char* e = std::getenv("PATCHFUZZ_QEMU_ACCEL"); e && *e) {
         const std::string v = e;
         if (v == "kvm") return Accel::Kvm;
@@ -95,8 +97,36 @@ Expected<Accel> resolve_accel(const VmOptions& opts, const std::vector<uint8_t>&
     return *decided;
 }
 
+std::vector<std::string> qemu_command(const VmOptions& opts, const std::string& initrd, bool kvm) {
+    const bool x86 = opts.arch == "amd64";
+    // sysctl.net.core.bpf_jit_enable=1: Debian's armhf build has neither BPF_JIT_ALWAYS_ON nor
+    // BPF_JIT_DEFAULT_ON, so its JIT is off until asked (the arm64 build is always-on already);
+    // the JIT is what is judged, and without it the verifier refuses callbacks.
+    // no_timer_check: under a loaded host, TCG's timer check can fail ("IO-APIC + timer doesn't
+    // work!") and panic the boot; the check proves nothing about the verifier (x86 only).
+    std::string append = x86 ? "console=ttyS0 panic=-1 quiet nokaslr no_timer_check pfk.guest=1"
+                             : "console=ttyAMA0 panic=-1 quiet nokaslr pfk.guest=1 sysctl.net.core.bpf_jit_enable=1";
+    if (opts.panic_on_warn) append += " panic_on_warn=1 oops=panic";
+    for (const auto& a : opts.append) append += " " + a;
+    std::vector<std::string> argv = {opts.qemu};
+    if (!x86) {
+        argv.insert(argv.end(), {"-M", "virt", "-accel", "tcg", "-cpu", opts.arch == "arm64" ? "max,pauth-impdef=on" : "max"});
+    } else if (kvm) {
+        argv.insert(argv.end(), {"-enable-kvm", "-cpu", "max"});
+    } else {
+        argv.insert(argv.end(), {"-accel", "tcg", "-cpu", "max"});
+    }
+    argv.insert(argv.end(), {"-smp", "1", "-m", std::to_string(opts.mem_mb), "-nographic", "-nodefaults", "-serial", "stdio",
+                             "-no-reboot", "-kernel", opts.kernel_image, "-initrd", initrd, "-append", append});
+    return argv;
+}
+
 Expected<VmRun> boot_vm(const VmOptions& opts, const std::vector<uint8_t>& initramfs) {
-    if (!find_in_path(opts.qemu)) return make_error("", "'" + opts.qemu + "' not found (install qemu-system-x86)");
+    if (!find_in_path(opts.qemu)) {
+        auto boot = arch_boot(opts.arch);
+        return make_error("", "'" + opts.qemu + "' not found (install " +
+                                  (boot ? std::string(boot->qemu_package) : std::string("qemu-system")) + ")");
+    }
     if (access(opts.kernel_image.c_str(), R_OK) != 0) return make_error(opts.kernel_image, "kernel image not readable");
     std::string dir = opts.work_dir.empty() ? make_temp_dir() : opts.work_dir;
     if (dir.empty()) return make_error("", "cannot create a temporary folder");
@@ -108,21 +138,8 @@ Expected<VmRun> boot_vm(const VmOptions& opts, const std::vector<uint8_t>& initr
         f.write(reinterpret_cast<const char*>(initramfs.data()), static_cast<std::streamsize>(initramfs.size()));
         if (!f) return make_error(cpio, "cannot write the initramfs");
     }
-    // no_timer_check: under a loaded host, TCG's timer check can fail ("IO-APIC + timer doesn't
-    // work!") and panic the boot; the check proves nothing about the verifier.
-    std::string append = "console=ttyS0 panic=-1 quiet nokaslr no_timer_check pfk.guest=1";
-    if (opts.panic_on_warn) append += " panic_on_warn=1 oops=panic";
-    for (const auto& a : opts.append) append += " " + a;
-    std::vector<std::string> argv = {opts.qemu};
-    const bool kvm = opts.accel == Accel::Kvm || (opts.accel == Accel::Auto && kvm_device_usable());
-    if (kvm) {
-        argv.insert(argv.end(), {"-enable-kvm"});
-    } else {
-        argv.insert(argv.end(), {"-accel", "tcg"});
-    }
-    argv.insert(argv.end(), {"-cpu", "max", "-smp", "1", "-m", std::to_string(opts.mem_mb), "-nographic", "-nodefaults",
-                             "-serial", "stdio", "-no-reboot", "-kernel", opts.kernel_image, "-initrd", cpio, "-append",
-                             append});
+    const bool kvm = opts.arch == "amd64" && (opts.accel == Accel::Kvm || (opts.accel == Accel::Auto && kvm_device_usable()));
+    const std::vector<std::string> argv = qemu_command(opts, cpio, kvm);
     auto t0 = std::chrono::steady_clock::now();
     auto r = run_process(argv, ProcessOptions{.stdout_file = console, .timeout_s = opts.timeout_s});
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -207,25 +224,32 @@ Expected<BatchRun> run_batch(const VmOptions& opts, const std::vector<KernelCase
     return out;
 }
 
-Expected<std::string> locate_guest_loader(const std::string& source_root, const std::string& cache_dir) {
-    if (const char* e = std::getenv("PATCHFUZZ_GUEST"); e && *e) {
-        if (access(e, R_OK) != 0) return make_error(e, "$PATCHFUZZ_GUEST is not readable");
+Expected<std::string> locate_guest_loader(const std::string& source_root, const std::string& cache_dir, const std::string& arch) {
+    auto boot = arch_boot(arch);
+    if (!boot) return make_error("", "unknown architecture '" + arch + "' (" + arch_boot_list() + ")");
+    const bool host = arch == "amd64";
+    std::string env = host ? "PATCHFUZZ_GUEST" : "PATCHFUZZ_GUEST_" + arch;
+    for (auto& ch : env) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (const char* e = std::getenv(env.c_str()); e && *e) {
+        if (access(e, R_OK) != 0) return make_error(e, "$" + env + " is not readable");
         return std::string(e);
     }
+    const std::string name = host ? "pfk-guest" : "pfk-guest-" + arch;
     std::error_code ec;
     auto self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        auto cand = self.parent_path() / "pfk-guest";
+        auto cand = self.parent_path() / name;
         if (fs::exists(cand)) return cand.string();
     }
     std::string src = source_root + "/guest/pfk_loader.c";
     if (source_root.empty() || !fs::exists(src))
-        return make_error("", "no guest loader: build the pfk-guest target or set $PATCHFUZZ_GUEST");
-    std::string out = cache_dir + "/pfk-guest";
+        return make_error("", "no guest loader: build the " + name + " target or set $" + env);
+    std::string out = cache_dir + "/" + name;
     fs::create_directories(cache_dir, ec);
     if (fs::exists(out) && fs::last_write_time(out, ec) >= fs::last_write_time(src, ec)) return out;
-    auto cc = find_in_path("cc") ? std::string("cc") : std::string("gcc");
-    auto r = run_process({cc, "-O2", "-static", "-o", out, src}, {.timeout_s = 120});
+    auto cc = !host ? std::string(boot->cross_cc) : find_in_path("cc") ? std::string("cc") : std::string("gcc");
+    if (!find_in_path(cc)) return make_error(src, "'" + cc + "' not found: the " + arch + " guest loader cannot be built (ci/setup installs it)");
+    auto r = run_process({cc, "-O2", "-static", "-I" + source_root + "/guest", "-o", out, src}, {.timeout_s = 120});
     if (!r || r->exit_code != 0) return make_error(src, "cannot build the static guest loader: " + (r ? r->err : r.error().message));
     return out;
 }

@@ -3,6 +3,12 @@
 // its console. Flags as measured in the kernel-vm notes: PVH boot of the unpacked vmlinux,
 // -nodefaults -serial stdio -no-reboot, `quiet nokaslr` (stable addresses), panic=-1 (a dead
 // /init ends the VM), and pfk.guest=1 (the loader refuses to run without it).
+//
+// arm64 and armhf guests (issue 23) run under qemu's `virt` machine, always TCG: arm64 with
+// `-cpu max,pauth-impdef=on` (qemu's own pointer-authentication hash instead of emulated QARMA,
+// which makes a TCG boot take about 10 s instead of 16 s; the guest still sees pointer
+// authentication), armhf with `-cpu max` (a Cortex-A15 class core with LPAE); the console is the
+// PL011 at ttyAMA0.
 #include <string>
 #include <vector>
 
@@ -21,6 +27,7 @@ enum class Accel { Auto, Kvm, Tcg };
 
 struct VmOptions {
     std::string qemu = "qemu-system-x86_64";
+    std::string arch = "amd64";         // Debian architecture of the kernel: amd64 | arm64 | armhf
     // Auto: $PATCHFUZZ_QEMU_ACCEL (kvm or tcg) when set; else TCG without a usable /dev/kvm; else
     // KVM when a guest with no cases boots under it (probed once per process), else TCG.
     Accel accel = Accel::Auto;
@@ -60,8 +67,15 @@ struct BatchRun {
 Expected<BatchRun> run_batch(const VmOptions& opts, const std::vector<KernelCase>& cases, BatchFlags flags,
                              size_t max_per_boot = 5000);
 
+// The qemu command line that boots `opts.kernel_image` with `initrd` (without running it).
+std::vector<std::string> qemu_command(const VmOptions& opts, const std::string& initrd, bool kvm);
+
 // The guest loader: $PATCHFUZZ_GUEST, else `pfk-guest` next to the running executable, else
-// built from <source_root>/guest/pfk_loader.c with `cc -static` into <cache>/pfk-guest.
-Expected<std::string> locate_guest_loader(const std::string& source_root, const std::string& cache_dir);
+// built from <source_root>/guest/pfk_loader.c with `cc -static` into <cache>/pfk-guest. For arm64
+// and armhf: $PATCHFUZZ_GUEST_<ARCH> (PATCHFUZZ_GUEST_ARM64, PATCHFUZZ_GUEST_ARMHF), else
+// `pfk-guest-<arch>` next to the executable, else cross-compiled with the ArchBoot's cross_cc
+// into <cache>/pfk-guest-<arch>.
+Expected<std::string> locate_guest_loader(const std::string& source_root, const std::string& cache_dir,
+                                          const std::string& arch = "amd64");
 
 }  // namespace patchfuzz::kernel
