@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bpf/interp/exec_input.hpp"
+#include "bpf/passes/privilege.hpp"
 #include "bpf/program/program.hpp"
 #include "bpf/util/rng.hpp"
 
@@ -28,6 +29,12 @@ struct AcceptableOptions {
     uint32_t blocks_min = 3;  // top-level blocks in main
     uint32_t blocks_max = 10;
     uint32_t inputs = 2;      // test-run inputs per program
+    // The level the program is loaded at (bpf/passes/privilege.hpp). Below root: socket filters
+    // only (XDP needs CAP_NET_ADMIN, tracing CAP_PERFMON), array maps of a power-of-two size (the
+    // kernel rounds an array up to one when its creator lacks bypass_spec_v1) whose lookups keep
+    // the index mask. Unprivileged: no bpf-to-bpf calls or callbacks, no back-edges (loops,
+    // may_goto), no helper that needs bpf_capable() (bpf_jiffies64).
+    passes::Privilege privilege = passes::Privilege::Root;
 };
 
 struct AcceptableCase {

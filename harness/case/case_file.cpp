@@ -822,6 +822,15 @@ Status Parser::options(const Section& s, Case& c) const {
                 c.options.kernel = *kp;
             } else if (k == "privileged") {
                 st = flag(c.options.privileged);
+                if (st && c.privilege == passes::Privilege::Bpf && !c.options.privileged)
+                    return err(l.no, vcol, "privileged=0 contradicts privilege=bpf (CAP_BPF is bpf_capable)");
+                if (st && c.privilege != passes::Privilege::Bpf)
+                    c.privilege = c.options.privileged ? passes::Privilege::Root : passes::Privilege::Unpriv;
+            } else if (k == "privilege") {
+                auto pl = passes::privilege_named(*v);
+                if (!pl) return err(l.no, vcol, "unknown privilege '" + std::string(*v) + "' (" + passes::kPrivilegeNames + ")");
+                c.privilege = *pl;
+                c.options.privileged = passes::bpf_capable(*pl);
             } else if (k == "rnd-hi32") {
                 st = flag(c.options.test_rnd_hi32);
             } else if (k == "rnd-hi32-seed") {
@@ -837,7 +846,7 @@ Status Parser::options(const Section& s, Case& c) const {
             } else {
                 return err(l.no, t.col,
                            "unknown option '" + std::string(k) +
-                               "' (arch, passes, iter-inline, kernel, privileged, rnd-hi32, rnd-hi32-seed, patchers, seed)");
+                               "' (arch, passes, iter-inline, kernel, privileged, privilege, rnd-hi32, rnd-hi32-seed, patchers, seed)");
             }
             if (!st) return st;
         }
@@ -1120,6 +1129,7 @@ std::string write_case(const Case& c) {
     o << "arch=" << c.arch << " iter-inline=" << name_in(kIterInline, c.options.iter_inline)
       << " kernel=" << name_in(kKernels, c.options.kernel) << " privileged=" << (c.options.privileged ? 1 : 0)
       << " rnd-hi32=" << (c.options.test_rnd_hi32 ? 1 : 0);
+    if (c.privilege != passes::Privilege::Root) o << " privilege=" << passes::to_string(c.privilege);
     if (c.options.rnd_hi32_seed) o << " rnd-hi32-seed=" << c.options.rnd_hi32_seed;
     o << '\n';
     if (!c.options.only.empty()) o << "passes=" << join(c.options.only, ',') << '\n';
@@ -1154,6 +1164,7 @@ bool same_case(const Case& a, const Case& b) {
         return false;
     const auto& x = a.options;
     const auto& y = b.options;
+    if (a.privilege != b.privilege) return false;
     if (x.iter_inline != y.iter_inline || x.kernel != y.kernel || x.privileged != y.privileged || x.test_rnd_hi32 != y.test_rnd_hi32 ||
         x.rnd_hi32_seed != y.rnd_hi32_seed || x.only != y.only)
         return false;

@@ -1,5 +1,5 @@
 // patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32] [--passes a,b,...]
-//                     [--iter-inline v1|v3|v4|off] [--unprivileged] [--rnd-hi32 SEED] [--json]
+//                     [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv] [--rnd-hi32 SEED] [--json]
 // Runs the verifier's rewrite passes (bpf/passes/pass.hpp, kernel order) on a program with the
 // chosen patcher and arch profile and prints the result in kernel syntax, or with --json every side
 // table. Inputs without verifier facts (.s, raw bytes, .bpf.o) get them from infer_facts().
@@ -31,7 +31,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
-    "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--unprivileged]\n"
+    "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv]\n"
     "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]\n"
     "\n"
     "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
@@ -50,7 +50,12 @@ constexpr const char* kUsage =
     "  --passes LIST     comma-separated subset of: bpf_loop,dead_code,misc_fixups,iter_inline,zext\n"
     "  --iter-inline V   numeric iterator inline: v4 (correct, default), v1 (bug class B3),\n"
     "                    v3 (bug class B2), off\n"
-    "  --unprivileged    unprivileged load: sanitize dead code, bounds-checked tail calls\n"
+    "  --privilege P     the loader's level (bpf/passes/privilege.hpp): root (default), bpf (CAP_BPF\n"
+    "                    alone: array lookups keep the index mask) or unpriv (also: dead code\n"
+    "                    sanitized, bounds-checked tail calls); a .case's privilege= by default.\n"
+    "                    The speculative verifier's per-insn facts come from the .case; inferred\n"
+    "                    facts have none\n"
+    "  --unprivileged    the same as --privilege unpriv\n"
     "  --rnd-hi32 SEED   BPF_F_TEST_RND_HI32 with this seed for the random upper halves\n"
     "  --kernel-profile K  whose rewrite rules where kernels differ: bpf-next (default), 6.12\n"
     "                    (untimed may_goto, `w0 = &cpu_number`, no current-task inline) or 6.1\n"
@@ -204,7 +209,8 @@ struct Job {
 int cmd_rewrite(Args args) {
     std::string path, patcher_name = "incremental", arch_name = "x86_64";
     std::string passes_list, iter = "v4";
-    bool json = false, unpriv = false, have_rnd = false;
+    bool json = false, have_rnd = false;
+    std::optional<passes::Privilege> privilege;
     bool arch_given = false, iter_given = false;
     std::optional<passes::KernelProfile> kernel_profile;
     uint64_t rnd_seed = 0;
@@ -222,7 +228,12 @@ int cmd_rewrite(Args args) {
         if (a == "--json") {
             json = true;
         } else if (a == "--unprivileged") {
-            unpriv = true;
+            privilege = passes::Privilege::Unpriv;
+        } else if (a == "--privilege") {
+            std::string v;
+            if (!value(v)) return usage_error(std::string("--privilege needs a value (") + passes::kPrivilegeNames + ")");
+            privilege = passes::privilege_named(v);
+            if (!privilege) return usage_error("unknown privilege '" + v + "' (" + passes::kPrivilegeNames + ")");
         } else if (a == "--patcher") {
             if (!value(patcher_name)) return usage_error("--patcher needs a value (incremental or batched)");
         } else if (a == "--arch") {
@@ -308,7 +319,7 @@ int cmd_rewrite(Args args) {
             }
         }
         if (!iter_given) opts.iter_inline = co.iter_inline;
-        if (!unpriv) unpriv = !co.privileged;
+        if (!privilege) privilege = c->privilege;
         if (!have_rnd && co.test_rnd_hi32) {
             have_rnd = true;
             rnd_seed = co.rnd_hi32_seed;
@@ -347,7 +358,8 @@ int cmd_rewrite(Args args) {
     }
     opts.arch = *arch;
     if (kernel_profile) opts.kernel = *kernel_profile;
-    opts.privileged = !unpriv;
+    const passes::Privilege level = privilege.value_or(passes::Privilege::Root);
+    opts.privileged = passes::bpf_capable(level);
     opts.test_rnd_hi32 = have_rnd;
     opts.rnd_hi32_seed = rnd_seed;
     if (have_rnd) std::fprintf(stderr, "patchfuzz rewrite: rnd_hi32 seed %llu\n", static_cast<unsigned long long>(rnd_seed));

@@ -102,7 +102,7 @@ std::string_view to_string(Agreement a) {
     return "?";
 }
 
-ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32) {
+ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32, bool privileged) {
     ModelResult r;
     r.program = original;
     auto patcher = patch::make_patcher("incremental");
@@ -113,6 +113,7 @@ ModelResult run_model(const Program& original, passes::KernelProfile profile, bo
     passes::RewriteOptions o{.arch = arch_x86_64()};
     o.kernel = profile;
     o.test_rnd_hi32 = test_rnd_hi32;
+    o.privileged = privileged;
     auto res = passes::run_pipeline(r.program, *patcher, o);
     r.ok = res.outcome.ok();
     if (!r.ok) r.error = res.failed_pass + ": err " + std::to_string(res.outcome.err) + " " + res.outcome.log;
@@ -164,7 +165,8 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
             rep.accepted++;
             o.agreement = Agreement::Agree;
             ModelResult m;
-            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32);
+            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32,
+                                                         passes::bpf_capable(cases[i].privilege));
             if (opts.compare) {
                 if (!m.ok) {
                     o.agreement = Agreement::ModelFailed;

@@ -98,7 +98,9 @@ struct ModelResult {
     std::string error;
     Program program;
 };
-ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32 = false);
+// `privileged`: bpf_capable() of the loader (RewriteOptions::privileged).
+ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32 = false,
+                      bool privileged = true);
 
 // One case: its agreement, the verifier log of a rejection or crash, the diff, the failing runs.
 void print_case_outcome(std::ostream& out, const CaseOutcome& c);
