@@ -5,6 +5,7 @@
 #include <array>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/passes/ptr_arith_mask.hpp"
 
 namespace patchfuzz::gen {
 namespace {
@@ -158,6 +159,10 @@ struct Gen {
         uint32_t n = static_cast<uint32_t>(rng.range(1, 4));
         for (uint32_t k = 0; k < n; k++) {
             int16_t off = static_cast<int16_t>(8 * rng.range(0, md.value_size / 8 - 1));
+            if (speculative() && rng.chance(1, 3)) {
+                speculative_access(body, md, off);
+                continue;
+            }
             switch (rng.range(0, 4)) {
                 case 0:
                 case 1: {  // load, then maybe branch on the unknown value
@@ -183,6 +188,49 @@ struct Gen {
         }
         e.emit(jmp_imm(BPF_JEQ, BPF_REG_0, 0, static_cast<int16_t>(body.code.size())));
         e.append(body, true);
+    }
+
+    // The speculative side of the verifier (below bypass_spec_v1), inside a lookup's non-NULL
+    // body (r0 = the value): an unknown value from the map, bounded by a mask, then
+    //  * pointer arithmetic with it as a variable offset, the pointer as dst (alu_state SRC) or
+    //    as src (alu_state DST, the result in the scalar's register): sanitize_ptr_alu() records
+    //    alu_limit = the offset's umax (the pointer moves from value+0 to at most value+mask), and
+    //    do_misc_fixups (row g) masks the offset through AX; then a byte load through it;
+    //  * or a branch decided by its range alone (`if rD <= mask goto`), whose other side only a
+    //    speculative path walks (never `seen`): removed and hard-wired with bpf_capable(),
+    //    sanitized into `goto -1` without it.
+    void speculative_access(Emitter& body, const MapDef& md, int16_t off) {
+        static constexpr int32_t masks[] = {1, 3, 7};
+        const int32_t mask = masks[rng.range(0, 2)];
+        const uint8_t d = callee();
+        body.emit(ldx(BPF_DW, d, BPF_REG_0, off));
+        body.emit(alu64_imm(BPF_AND, d, mask));
+        (void)md;  // every value is at least 8 bytes: value + mask + 1 stays inside
+        switch (rng.range(0, 2)) {
+            case 0: {  // ptr += off: the offset is the src operand
+                body.emit(mov64_reg(BPF_REG_1, BPF_REG_0));
+                const size_t add = body.emit(alu64_reg(BPF_ADD, BPF_REG_1, d));
+                body.aux[add].alu_state = passes::kAluSanitizeSrc;
+                body.aux[add].alu_limit = static_cast<uint32_t>(mask);
+                body.emit(ldx(BPF_B, callee(), BPF_REG_1, 0));
+                break;
+            }
+            case 1: {  // off += ptr: the offset is dst, which becomes the pointer
+                const size_t add = body.emit(alu64_reg(BPF_ADD, d, BPF_REG_0));
+                body.aux[add].alu_state = passes::kAluSanitizeDst;
+                body.aux[add].alu_limit = static_cast<uint32_t>(mask);
+                body.emit(ldx(BPF_B, d, d, 0));  // a scalar again: r6-r9 never hold a pointer at exit
+                break;
+            }
+            default: {  // decided by the range: the fall-through never runs
+                Emitter never;
+                const uint32_t n = static_cast<uint32_t>(rng.range(1, 3));
+                for (uint32_t k = 0; k < n; k++) never.emit(mov64_imm(callee(), small_imm()));
+                body.emit(jmp_imm(BPF_JLE, d, mask, static_cast<int16_t>(n)));
+                body.append(never, false);
+                break;
+            }
+        }
     }
 
     void update(Emitter& e) {
