@@ -91,9 +91,11 @@ struct KernelStream::State {
         std::vector<kernel::KernelCase> cases;
         cases.reserve(cfg.batch);
         for (uint32_t i = 0; i < cfg.batch; ++i) {
+            go.privilege = cfg.privileges.empty() ? passes::Privilege::Root : cfg.privileges[i % cfg.privileges.size()];
             auto g = gen::generate_acceptable(rng, go);
             cases.push_back({"kbatch-" + std::to_string(batch_seed) + "-" + std::to_string(i), std::move(g.program),
                              std::move(g.inputs)});
+            cases.back().privilege = go.privilege;
             // Every other program is loaded with BPF_F_TEST_RND_HI32, which also holds the
             // model's zext_dst marks to the verifier's (kernel::with_rnd_hi32).
             if (i % 2 == 1) kernel::with_rnd_hi32(cases.back());
