@@ -403,6 +403,7 @@ static int pool_get(struct map_def *want, const struct map_def *taken, unsigned 
 /* The same program through a file root opened (BPF_PROG_GET_FD_BY_ID): the xlated dump of a file
  * a lower level opened has its call imms and kernel addresses zeroed (bpf_dump_raw_ok of the
  * opener's credentials). Closes `fd`; -1 with errno on failure. */
+static char g_reopen_err[160];
 static int reopen_as_root(int fd) {
     struct bpf_prog_info info;
     memset(&info, 0, sizeof(info));
@@ -419,6 +420,9 @@ static int reopen_as_root(int fd) {
         root_fd = (int)sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
     }
     int err = errno;
+    if (root_fd < 0)
+        snprintf(g_reopen_err, sizeof(g_reopen_err), "pfk: root could not reopen the program (%s, prog id %u): errno %d\n",
+                 rc ? "BPF_OBJ_GET_INFO_BY_FD" : "BPF_PROG_GET_FD_BY_ID", info.id, err);
     close(fd); /* only now: the program lives as long as some fd holds it */
     errno = err;
     return root_fd;
@@ -537,9 +541,11 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
             a.log_size = sizeof(log);
         }
         fd = (int)sys_bpf_as(level, BPF_PROG_LOAD, &a);
+        g_reopen_err[0] = 0;
         if (fd >= 0 && level != PFK_PRIV_ROOT) fd = reopen_as_root(fd);
         if (fd < 0) {
             rc = -errno;
+            if (g_reopen_err[0]) snprintf(log, sizeof(log), "%s", g_reopen_err);
             if (!(flags & PFK_FLAG_ALWAYS_LOG)) { /* load again with the log on, to say why */
                 a.log_level = 1;
                 a.log_buf = (uint64_t)(uintptr_t)log;

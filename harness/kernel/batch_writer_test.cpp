@@ -85,8 +85,8 @@ TEST(BatchWriter, TracingProgramsNameTheirTargetAndAreNotTestRun) {
     ASSERT_TRUE(b.ok());
     const auto& v = *b;
     const size_t r = 16;
-X
-    const size_t p = r + 24 + 1;     // after the 1-byte name
+    EXPECT_EQ(u16(v, r + 24), 0u);  // runs: none (the kernel runs it with bpf_fentry_test2's own arguments)
+    const size_t p = r + 28 + 1;     // after the 1-byte name
     EXPECT_EQ(u32(v, p), static_cast<uint32_t>(BPF_TRACE_FEXIT));
     EXPECT_EQ(u16(v, p + 4), 16u);
     EXPECT_EQ(std::string(v.begin() + static_cast<long>(p) + 6, v.begin() + static_cast<long>(p) + 22), "bpf_fentry_test2");
