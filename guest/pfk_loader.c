@@ -404,6 +404,7 @@ static int pool_get(struct map_def *want, const struct map_def *taken, unsigned 
  * a lower level opened has its call imms and kernel addresses zeroed (bpf_dump_raw_ok of the
  * opener's credentials). Closes `fd`; -1 with errno on failure. */
 static char g_reopen_err[160];
+static unsigned g_test_run_fallbacks; /* test runs a lower level was refused, made by root instead */
 static int reopen_as_root(int fd) {
     struct bpf_prog_info info;
     memset(&info, 0, sizeof(info));
@@ -622,7 +623,13 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
             a.test.ctx_in = (uint64_t)(uintptr_t)ctx;
             a.test.ctx_size_in = clen;
         }
-        int trc = sys_bpf(BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+        /* At the case's level (the proxy reaches root's fd through the shared table); a level the
+         * kernel refuses a test run (-EPERM) is run by root: what the program computes is the same. */
+        int trc = sys_bpf_as(level, BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+        if (trc == -EPERM && level != PFK_PRIV_ROOT) {
+            g_test_run_fallbacks++;
+            trc = sys_bpf(BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+        }
         printf(PFK_OUT_RUN " %u %u rc=%d retval=%u\n", idx, k, trc, a.test.retval);
         dump_maps(idx, k, maps, map_cnt);
     }
@@ -712,6 +719,7 @@ int main(void) {
         else
             failed++;
     }
+    printf(PFK_OUT_FACT " test_run_root_fallbacks %u\n", g_test_run_fallbacks);
     printf(PFK_OUT_DONE " ok=%u failed=%u us=%llu wall_us=%llu\n", ok, failed, (unsigned long long)busy,
            (unsigned long long)(now_us() - start));
     power_off();

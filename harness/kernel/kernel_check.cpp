@@ -147,6 +147,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
     rep.wall_s = batch->wall_s;
     rep.boot_s = batch->first_boot_s;
     rep.guest_busy_us = batch->report.busy_us;
+    rep.facts = batch->report.facts;
     MaskFacts facts = mask_facts(batch->report.facts, batch->report.release);
     for (size_t i = 0; i < cases.size(); i++) {
         const auto& g = batch->report.cases[i];
@@ -241,7 +242,13 @@ void print_json_report(std::ostream& out, const CheckReport& r) {
         << ",\"wall_s\":" << r.wall_s << ",\"boot_s\":" << r.boot_s << ",\"guest_busy_us\":" << r.guest_busy_us
         << ",\"accepted\":" << r.accepted << ",\"agree\":" << r.agree << ",\"differ\":" << r.differ
         << ",\"model_failed\":" << r.model_failed << ",\"crashed\":" << r.crashed << ",\"run_disagree\":" << r.run_disagree
-        << ",\"alerts\":[";
+        << ",\"facts\":{";
+    bool first_fact = true;
+    for (const auto& [k, v] : r.facts) {
+        out << (first_fact ? "" : ",") << json_str(k) << ":" << v;
+        first_fact = false;
+    }
+    out << "},\"alerts\":[";
     for (size_t i = 0; i < r.alerts.size(); i++) out << (i ? "," : "") << json_str(r.alerts[i]);
     out << "],\"cases\":[";
     for (size_t i = 0; i < r.cases.size(); i++) {

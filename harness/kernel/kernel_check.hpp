@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +81,7 @@ struct CheckReport {
     uint32_t boots = 0;
     double wall_s = 0, boot_s = 0;  // all boots; guest clock at loader start (first boot)
     uint64_t guest_busy_us = 0;     // load + xlated dump time inside the guest
+    std::map<std::string, int64_t> facts;  // the guest's @@FACT lines (struct offsets, priv_bpf, ...)
     uint32_t accepted = 0, agree = 0, differ = 0, model_failed = 0, crashed = 0, run_disagree = 0;
     [[nodiscard]] bool ok() const { return differ == 0 && model_failed == 0 && crashed == 0 && run_disagree == 0; }
 };
