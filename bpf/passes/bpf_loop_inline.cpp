@@ -16,7 +16,7 @@ class BpfLoopPass final : public Pass {
 public:
     std::string_view name() const override { return "bpf_loop"; }
 
-    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions&) const override {
+    PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) const override {
         patch::PatchBatch batch;
         const uint32_t n = prog.len();
         const uint32_t nsub = prog.subprog_cnt();
@@ -39,7 +39,7 @@ public:
                 int64_t s = prog.subprogs[ax.loop_callback_subprogno].start;
                 if (s > i) s += kBpfLoopInlineLen - 1;
                 const auto imm = static_cast<int32_t>(s - (static_cast<int64_t>(i) + kBpfLoopCallSlot) - 1);
-                add_patch(batch, {.kind = patch::PatchKind::Replace, .pos = i, .insns = emit_bpf_loop_inline(base, imm)});
+                add_patch(batch, {.kind = patch::PatchKind::Replace, .pos = i, .insns = emit_bpf_loop_inline(base, imm, opts.loop_inline)});
             }
             if (next_start == i + 1) {
                 ++cur;
@@ -59,16 +59,20 @@ public:
 
 }  // namespace
 
-std::vector<Insn> emit_bpf_loop_inline(int16_t base, int32_t callback_imm) {
+std::vector<Insn> emit_bpf_loop_inline(int16_t base, int32_t callback_imm, InlineFix fix) {
     const auto o6 = base, o7 = static_cast<int16_t>(base + 8), o8 = static_cast<int16_t>(base + 16);
+    // The kernel compares and copies all 64 bits of R1 and returns -E2BIG through a 32-bit move;
+    // the helper takes `u32 nr_loops` and returns `long` (findings 0007 and 0001-0006). The fix:
+    // a 32-bit compare and copy, a 64-bit -E2BIG.
+    const bool fixed = fix == InlineFix::Fixed;
     return {
-        jmp_imm(BPF_JLE, BPF_REG_1, kMaxLoops, 2),   // [0] -> [3]
-        mov32_imm(BPF_REG_0, -E2BIG),                // [1]
+        fixed ? jmp32_imm(BPF_JLE, BPF_REG_1, kMaxLoops, 2) : jmp_imm(BPF_JLE, BPF_REG_1, kMaxLoops, 2),  // [0] -> [3]
+        fixed ? mov64_imm(BPF_REG_0, -E2BIG) : mov32_imm(BPF_REG_0, -E2BIG),                              // [1]
         ja(16),                                      // [2] -> end (19)
         stx(BPF_DW, BPF_REG_10, BPF_REG_6, o6),      // [3..5] spill r6..r8
         stx(BPF_DW, BPF_REG_10, BPF_REG_7, o7),
         stx(BPF_DW, BPF_REG_10, BPF_REG_8, o8),
-        mov64_reg(BPF_REG_6, BPF_REG_1),             // [6] loop max
+        fixed ? mov32_reg(BPF_REG_6, BPF_REG_1) : mov64_reg(BPF_REG_6, BPF_REG_1),  // [6] loop max
         mov32_imm(BPF_REG_7, 0),                     // [7] counter
         mov64_reg(BPF_REG_8, BPF_REG_3),             // [8] ctx
         jmp_reg(BPF_JGE, BPF_REG_7, BPF_REG_6, 5),   // [9] -> [15]

@@ -30,10 +30,14 @@ std::vector<Insn> emit_prog_aux_arg(uint8_t reg, const Insn& call) {
 
 std::vector<Insn> emit_percpu_alloc_ptr_arg(const Insn& call) { return {ldx(BPF_DW, BPF_REG_1, BPF_REG_1, 0), call}; }
 
-std::vector<Insn> emit_get_func_arg(TraceAttach attach, uint8_t attach_btf_vlen, KernelProfile k) {
+std::vector<Insn> emit_get_func_arg(TraceAttach attach, uint8_t attach_btf_vlen, KernelProfile k, InlineFix fix) {
     std::vector<Insn> p = load_nr_args(attach, attach_btf_vlen, k);
+    // The kernel bounds the low half of n and then addresses with all 64 bits of R2 (finding
+    // 0008); the helper's n is a u32. The fix drops the upper half before addressing.
+    const bool fixed = fix == InlineFix::Fixed;
+    p.push_back(jmp32_reg(BPF_JGE, BPF_REG_2, BPF_REG_0, fixed ? 7 : 6));  // n >= nr_args -> r0 = -EINVAL
+    if (fixed) p.push_back(mov32_reg(BPF_REG_2, BPF_REG_2));
     const std::vector<Insn> tail{
-        jmp32_reg(BPF_JGE, BPF_REG_2, BPF_REG_0, 6),  // n >= nr_args -> r0 = -EINVAL
         alu64_imm(BPF_LSH, BPF_REG_2, 3),
         alu64_reg(BPF_ADD, BPF_REG_2, BPF_REG_1),
         ldx(BPF_DW, BPF_REG_0, BPF_REG_2, 0),

@@ -20,7 +20,9 @@ std::vector<isa::Insn> emit_percpu_alloc_ptr_arg(const isa::Insn& call);
 // Row t, get_func_arg(ctx, n, *value): bpf-next: RAW_TP [r0 = vlen - 1] else [r0 = ctx[-8];
 // r0 &= 0xff]; 6.1 / 6.12: [r0 = ctx[-8]]; then [if w2 >= w0 goto +6; r2 <<= 3; r2 += r1;
 // r0 = *(u64 *)(r2 + 0); *(u64 *)(r3 + 0) = r0; r0 = 0; goto +1; r0 = -EINVAL]. 9 or 10.
-std::vector<isa::Insn> emit_get_func_arg(TraceAttach attach, uint8_t attach_btf_vlen, KernelProfile k);
+// `fix` Fixed: `w2 = w2` after the bound check, so only the u32 index addresses (finding 0008).
+std::vector<isa::Insn> emit_get_func_arg(TraceAttach attach, uint8_t attach_btf_vlen, KernelProfile k,
+                                         InlineFix fix = InlineFix::Kernel);
 // Row u, get_func_ret(ctx, *value): FEXIT / MODIFY_RETURN (bpf-next also FSESSION and the *_MULTI
 // exit kinds): [r0 = ctx[-8]; (r0 &= 0xff, bpf-next); r0 <<= 3; r0 += r1; r3 = *(u64 *)(r0 + 0);
 // *(u64 *)(r2 + 0) = r3; r0 = 0] (7 bpf-next, 6 older); otherwise [r0 = -EOPNOTSUPP] (1).

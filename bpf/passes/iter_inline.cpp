@@ -1,6 +1,7 @@
 // Pass "iter_inline": the numeric-iterator inline of bpf_fixup_kfunc_call() (the "Inline the
-// numeric open-coded iterator kfuncs" series; sequences reconstructed from the contract in
-// iterators-isa-arch.md §2.2-2.4, not from kernel text).
+// numeric open-coded iterator kfuncs" series). The V4 sequences are written from the xlated code
+// Linux 7.3.4 produced under qemu (not from kernel source); V1/V3 reconstruct review bug classes
+// on the same skeleton.
 #include "bpf/passes/iter_inline.hpp"
 
 #include <cerrno>

@@ -347,7 +347,7 @@ private:
         if (prog.prog_type == BPF_PROG_TYPE_TRACING) {
             switch (insn.imm) {
                 case BPF_FUNC_get_func_arg:
-                    replace(emit_get_func_arg(prog.attach, prog.attach_btf_vlen, opts.kernel));
+                    replace(emit_get_func_arg(prog.attach, prog.attach_btf_vlen, opts.kernel, opts.func_arg_inline));
                     return {};
                 case BPF_FUNC_get_func_ret:
                     replace(emit_get_func_ret(prog.attach, opts.kernel));

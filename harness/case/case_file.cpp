@@ -52,7 +52,11 @@ constexpr std::pair<passes::IterInline, std::string_view> kIterInline[] = {
     {passes::IterInline::V4, "v4"}, {passes::IterInline::V1, "v1"}, {passes::IterInline::V3, "v3"}, {passes::IterInline::Off, "off"}};
 
 constexpr std::pair<passes::KernelProfile, std::string_view> kKernels[] = {
-    {passes::KernelProfile::BpfNext, "bpf-next"}, {passes::KernelProfile::K6_1, "6.1"}, {passes::KernelProfile::K6_12, "6.12"}};
+    {passes::KernelProfile::BpfNext, "bpf-next"}, {passes::KernelProfile::K6_1, "6.1"}, {passes::KernelProfile::K6_12, "6.12"},
+    {passes::KernelProfile::K7_2, "7.2"},         {passes::KernelProfile::K7_3, "7.3"}};
+
+constexpr std::pair<passes::InlineFix, std::string_view> kInlineFix[] = {{passes::InlineFix::Kernel, "buggy"},
+                                                                          {passes::InlineFix::Fixed, "fixed"}};
 
 constexpr std::pair<TraceAttach, std::string_view> kTraceAttach[] = {
     {TraceAttach::Other, "other"},         {TraceAttach::RawTp, "raw_tp"},
@@ -818,8 +822,12 @@ Status Parser::options(const Section& s, Case& c) const {
                 c.options.iter_inline = *ii;
             } else if (k == "kernel") {
                 auto kp = value_in(kKernels, *v);
-                if (!kp) return err(l.no, vcol, "unknown kernel '" + std::string(*v) + "' (bpf-next, 6.1, 6.12)");
+                if (!kp) return err(l.no, vcol, "unknown kernel '" + std::string(*v) + "' (bpf-next, 6.1, 6.12, 7.2, 7.3)");
                 c.options.kernel = *kp;
+            } else if (k == "loop-inline" || k == "func-arg-inline") {
+                auto f = value_in(kInlineFix, *v);
+                if (!f) return err(l.no, vcol, "unknown " + std::string(k) + " '" + std::string(*v) + "' (buggy, fixed)");
+                (k == "loop-inline" ? c.options.loop_inline : c.options.func_arg_inline) = *f;
             } else if (k == "privileged") {
                 st = flag(c.options.privileged);
                 if (st && c.privilege == passes::Privilege::Bpf && !c.options.privileged)
@@ -846,7 +854,8 @@ Status Parser::options(const Section& s, Case& c) const {
             } else {
                 return err(l.no, t.col,
                            "unknown option '" + std::string(k) +
-                               "' (arch, passes, iter-inline, kernel, privileged, privilege, rnd-hi32, rnd-hi32-seed, patchers, seed)");
+                               "' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, privileged, privilege, rnd-hi32, rnd-hi32-seed, "
+                               "patchers, seed)");
             }
             if (!st) return st;
         }
@@ -1131,6 +1140,10 @@ std::string write_case(const Case& c) {
       << " rnd-hi32=" << (c.options.test_rnd_hi32 ? 1 : 0);
     if (c.privilege != passes::Privilege::Root) o << " privilege=" << passes::to_string(c.privilege);
     if (c.options.rnd_hi32_seed) o << " rnd-hi32-seed=" << c.options.rnd_hi32_seed;
+    // the kernel's inlines are the default: only a fixed variant is written
+    if (c.options.loop_inline != passes::InlineFix::Kernel) o << " loop-inline=" << name_in(kInlineFix, c.options.loop_inline);
+    if (c.options.func_arg_inline != passes::InlineFix::Kernel)
+        o << " func-arg-inline=" << name_in(kInlineFix, c.options.func_arg_inline);
     o << '\n';
     if (!c.options.only.empty()) o << "passes=" << join(c.options.only, ',') << '\n';
     if (!c.patchers.empty()) o << "patchers=" << join(c.patchers, ',') << '\n';

@@ -25,6 +25,7 @@ void fuzz_usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]\n"
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
+                 "                      [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
                  "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
                  "                      [--kernel 6.1|6.12|7.2|7.3] [--kernel-profile P] [--kernel-batch N]\n"
                  "                      [--known DIR | --no-known]\n\n"
@@ -50,6 +51,8 @@ void fuzz_usage(std::FILE* out) {
                  "  --profile NAME   generate programs shaped like a real workload (see `patchfuzz gen --help`)\n"
                  "  --max-insns N    size bound of random programs (default 96)\n"
                  "  --iter-inline V  which numeric-iterator inline the passes emit (default v4, the correct one)\n"
+                 "  --loop-inline V, --func-arg-inline V  buggy (the kernel's, default) or fixed: the fixes\n"
+                 "                   for findings 0007 / 0008 (bpf/passes/pass.hpp InlineFix)\n"
                  "  --corpus DIR     replay DIR/*.case first; save new-coverage cases there\n"
                  "  --out DIR        findings and campaign output (default patchfuzz-out)\n"
                  "  --patcher-lib X  also check an external batched patcher (C ABI, include/patchfuzz/patcher.h)\n"
@@ -170,6 +173,11 @@ int cmd_fuzz(Args args) {
             if (!value(cfg.iter_inline) ||
                 (cfg.iter_inline != "v4" && cfg.iter_inline != "v1" && cfg.iter_inline != "v3" && cfg.iter_inline != "off"))
                 return bad("--iter-inline takes v4, v1, v3 or off");
+        } else if (a == "--loop-inline" || a == "--func-arg-inline") {
+            std::string v;
+            auto f = value(v) ? passes::inline_fix_named(v) : std::nullopt;
+            if (!f) return bad(a + " takes buggy or fixed");
+            (a == "--loop-inline" ? cfg.loop_inline : cfg.func_arg_inline) = *f;
         } else if (a == "--corpus") {
             if (!value(cfg.corpus_dir)) return bad("--corpus needs a directory");
         } else if (a == "--out") {

@@ -18,7 +18,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: patchfuzz prove-inline [--arch x86_64|arm64|jit32] [--iter-inline v1|v3|v4]\n"
-    "                              [--family iter,div,map] [--timeout-ms T] [--seed S] [--json]\n\n"
+    "                              [--family iter,div,map,helpers] [--loop-inline buggy|fixed]\n"
+    "                              [--func-arg-inline buggy|fixed] [--timeout-ms T] [--seed S] [--json]\n\n"
     "Proves with Z3, over all inputs, that every inline sequence the rewrite passes emit computes\n"
     "what the call or insn it replaces computes, under each arch profile's execution semantics\n"
     "(jit32: MOVSX decoded as MOV, 32-bit defs keep garbage upper halves unless the zext pass's\n"
@@ -26,7 +27,11 @@ constexpr const char* kUsage =
     "unknown (solver timeout/resource), skip (not inlined there / not modelled).\n\n"
     "  --arch A          only this profile (default: all three)\n"
     "  --iter-inline V   numeric-iterator variant (default v4)\n"
-    "  --family LIST     comma list of iter, div, map (default all)\n"
+    "  --family LIST     comma list of iter, div, map, helpers (default iter,div,map; helpers = the\n"
+    "                    bpf_loop entry and bpf_get_func_arg inlines, included by the two flags below)\n"
+    "  --loop-inline V   bpf_loop inline to prove: buggy (the kernel's, refuted: findings 0007,\n"
+    "                    0001-0006) or fixed (bpf/passes/pass.hpp InlineFix)\n"
+    "  --func-arg-inline V  bpf_get_func_arg inline: buggy (the kernel's, refuted: finding 0008) or fixed\n"
     "  --timeout-ms T    per solver query (default 10000)\n"
     "  --seed S          Z3 random seed (default 0)\n"
     "  --json            a JSON list of {sequence, arch, verdict, reason, counterexample, ms}\n\n"
@@ -92,13 +97,24 @@ int cmd_prove_inline(Args args) {
                 if (f == "iter") o.families |= static_cast<unsigned>(InlineFamily::Iter);
                 else if (f == "div") o.families |= static_cast<unsigned>(InlineFamily::DivMod);
                 else if (f == "map") o.families |= static_cast<unsigned>(InlineFamily::MapLookup);
+                else if (f == "helpers") o.families |= static_cast<unsigned>(InlineFamily::Helpers);
                 else {
-                    std::fprintf(stderr, "patchfuzz prove-inline: --family: unknown family '%.*s' (expected iter, div, map)\n",
+                    std::fprintf(stderr, "patchfuzz prove-inline: --family: unknown family '%.*s' (expected iter, div, map, helpers)\n",
                                  static_cast<int>(f.size()), f.data());
                     return 2;
                 }
                 rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
             }
+        } else if (a == "--loop-inline" || a == "--func-arg-inline") {
+            const char* v = next();
+            if (!v) return 2;
+            auto f = passes::inline_fix_named(v);
+            if (!f) {
+                std::fprintf(stderr, "patchfuzz prove-inline: %s: unknown variant '%s' (expected buggy or fixed)\n", args[i - 1], v);
+                return 2;
+            }
+            (a == "--loop-inline" ? o.loop : o.func_arg) = *f;
+            o.families |= static_cast<unsigned>(InlineFamily::Helpers);
         } else if (a == "--timeout-ms" || a == "--seed") {
             const char* v = next();
             if (!v) return 2;

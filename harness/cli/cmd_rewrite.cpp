@@ -32,6 +32,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
     "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv]\n"
+    "                          [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
     "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]\n"
     "\n"
     "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
@@ -58,6 +59,10 @@ constexpr const char* kUsage =
     "                    facts have none\n"
     "  --unprivileged    the same as --privilege unpriv\n"
     "  --rnd-hi32 SEED   BPF_F_TEST_RND_HI32 with this seed for the random upper halves\n"
+    "  --loop-inline V    bpf_loop inline: buggy (the kernel's, default) or fixed (u32 nr_loops, 64-bit\n"
+    "                    -E2BIG: the fix for findings 0007 and 0001-0006)\n"
+    "  --func-arg-inline V  bpf_get_func_arg inline: buggy (the kernel's, default) or fixed (the u32\n"
+    "                    index zero-extended before addressing: the fix for finding 0008)\n"
     "  --kernel-profile K  whose rewrite rules where kernels differ: bpf-next (default), 6.12\n"
     "                    (untimed may_goto, `w0 = &cpu_number`, no current-task inline) or 6.1\n"
     "                    (no may_goto or sdiv/smod: rejected; no per-CPU helper inlines)\n"
@@ -214,6 +219,7 @@ int cmd_rewrite(Args args) {
     std::optional<passes::Privilege> privilege;
     bool arch_given = false, iter_given = false;
     std::optional<passes::KernelProfile> kernel_profile;
+    std::optional<passes::InlineFix> loop_fix, func_arg_fix;
     uint64_t rnd_seed = 0;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
@@ -245,6 +251,12 @@ int cmd_rewrite(Args args) {
         } else if (a == "--iter-inline") {
             if (!value(iter)) return usage_error("--iter-inline needs a value (v1, v3, v4 or off)");
             iter_given = true;
+        } else if (a == "--loop-inline" || a == "--func-arg-inline") {
+            std::string v;
+            if (!value(v)) return usage_error(a + " needs a value (buggy or fixed)");
+            auto f = passes::inline_fix_named(v);
+            if (!f) return usage_error(a + ": unknown variant '" + v + "' (buggy or fixed)");
+            (a == "--loop-inline" ? loop_fix : func_arg_fix) = *f;
         } else if (a == "--kernel-profile") {
             std::string k;
             if (!value(k)) return usage_error(std::string("--kernel-profile needs a value (") + passes::kKernelProfileNames + ")");
@@ -326,6 +338,8 @@ int cmd_rewrite(Args args) {
             rnd_seed = co.rnd_hi32_seed;
         }
         if (!kernel_profile) opts.kernel = co.kernel;
+        if (!loop_fix) opts.loop_inline = co.loop_inline;
+        if (!func_arg_fix) opts.func_arg_inline = co.func_arg_inline;
         if (opts.only.empty()) opts.only = co.only;
         jobs.push_back({std::move(c->program), ""});
     } else if (ends_with(path, ".o")) {
@@ -360,6 +374,8 @@ int cmd_rewrite(Args args) {
     opts.arch = *arch;
     if (kernel_profile) opts.kernel = *kernel_profile;
     const passes::Privilege level = privilege.value_or(passes::Privilege::Root);
+    if (loop_fix) opts.loop_inline = *loop_fix;
+    if (func_arg_fix) opts.func_arg_inline = *func_arg_fix;
     opts.privileged = passes::bpf_capable(level);
     opts.test_rnd_hi32 = have_rnd;
     opts.rnd_hi32_seed = rnd_seed;

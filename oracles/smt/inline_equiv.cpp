@@ -11,7 +11,9 @@
 #include <functional>
 #include <string>
 
+#include "bpf/passes/bpf_loop_inline.hpp"
 #include "bpf/passes/div_mod_guard.hpp"
+#include "bpf/passes/helper_call_inlines.hpp"
 #include "bpf/passes/internal_calls.hpp"
 #include "bpf/passes/iter_inline.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
@@ -187,6 +189,67 @@ Verdict prove_iter_num_destroy(std::span<const isa::Insn> seq, const ArchProfile
     const ProofResult r = prove(ctx, ctx.boolean(true), c.all(ctx), w, opts);
     return finish(r, c, arch, "bpf_iter_num_destroy inline",
                   [&](const ProofResult& m) { return "memory at " + hex(val(m, "probe")) + " or R6-R10 changed"; });
+}
+
+Verdict prove_get_func_arg(std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts) {
+    TermContext& ctx = shared_ctx();
+    const BvState in = initial_state(ctx);
+    auto out = run_sequence(ctx, seq, in, arch);
+    if (!out) return unsupported(out.error(), arch, "bpf_get_func_arg inline");
+    // get_func_arg (kernel/trace/bpf_trace.c): u32 n; nr_args from the trampoline's ctx word at -8
+    // (low byte in 7.x); n >= nr_args -> -EINVAL (a long), else *value = ((u64 *)ctx)[n], 0.
+    const Term ctxp = in.regs[1], valp = in.regs[3];
+    const Term nr = load_le(in.mem, ctxp - ctx.bv(8, 64), 64, ctx) & ctx.bv(0xff, 64);
+    const Term n = zext(extract(in.regs[2], 31, 0), 32);
+    const Term bad = uge(n, nr);
+    const Term ok = !bad;
+    const Term arg = load_le(in.mem, ctxp + n * ctx.bv(8, 64), 64, ctx);
+    const Mem ref_mem = store_le(in.mem, valp, arg, ctx, &ok);
+    const Term r0 = ite(bad, ctx.bv(static_cast<uint64_t>(-EINVAL), 64), ctx.bv(0, 64));
+    const Term probe = ctx.var("probe_addr", 64);
+    Claim c;
+    c.parts.push_back({"R0 (64 bits)", out->regs[0] == r0});
+    common_parts(ctx, c, in, *out, ref_mem, probe);
+    auto w = watch_parts(c);
+    w.emplace_back("r2", in.regs[2]);
+    w.emplace_back("nr", nr);
+    w.emplace_back("probe", probe);
+    w.emplace_back("mem_ref", mem_read(ref_mem, probe));
+    w.emplace_back("mem_inl", mem_read(out->mem, probe));
+    const ProofResult r = prove(ctx, ctx.boolean(true), c.all(ctx), w, opts);
+    return finish(r, c, arch, "bpf_get_func_arg inline", [&](const ProofResult& m) {
+        return "n (r2) = " + hex(val(m, "r2")) + ", nr_args " + std::to_string(val(m, "nr")) + ": memory byte at " +
+               hex(val(m, "probe")) + ": helper " + hex(val(m, "mem_ref")) + ", inline " + hex(val(m, "mem_inl"));
+    });
+}
+
+Verdict prove_bpf_loop_entry(std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts) {
+    if (seq.size() != passes::kBpfLoopInlineLen) return with_arch(Verdict::skip(kInlineOracleName, "not a bpf_loop inline"), arch);
+    // The entry: insns 0-8 as emitted; the loop (9-18, a back jump and the callback's pseudo call)
+    // replaced by nops, so both the -E2BIG exit ([2] goto end) and the set-up end at the end.
+    std::vector<isa::Insn> entry(seq.begin(), seq.begin() + 9);
+    entry.resize(seq.size(), isa::ja(0));
+    TermContext& ctx = shared_ctx();
+    const BvState in = initial_state(ctx);
+    auto out = run_sequence(ctx, entry, in, arch);
+    if (!out) return unsupported(out.error(), arch, "bpf_loop inline entry");
+    // bpf_loop (kernel/bpf/bpf_iter.c): u32 nr_loops; nr_loops > BPF_MAX_LOOPS -> -E2BIG (a long).
+    const Term nr = zext(extract(in.regs[1], 31, 0), 32);
+    const Term e2big = ugt(nr, ctx.bv(isa::kMaxLoops, 64));
+    Claim c;
+    c.parts.push_back({"R0 = -E2BIG (64 bits) when nr_loops > BPF_MAX_LOOPS", !e2big || out->regs[0] == ctx.bv(static_cast<uint64_t>(-E2BIG), 64)});
+    c.parts.push_back({"loop bound R6 = the u32 nr_loops otherwise", e2big || out->regs[6] == nr});
+    c.parts.push_back({"counter R7 = 0, R8 = ctx otherwise", e2big || (out->regs[7] == ctx.bv(0, 64) && out->regs[8] == in.regs[3])});
+    c.parts.push_back({"no trap", !out->trap});
+    auto w = watch_parts(c);
+    w.emplace_back("r1", in.regs[1]);
+    w.emplace_back("r0_inl", out->regs[0]);
+    w.emplace_back("r6_inl", out->regs[6]);
+    const ProofResult r = prove(ctx, ctx.boolean(true), c.all(ctx), w, opts);
+    return finish(r, c, arch, "bpf_loop inline entry", [&](const ProofResult& m) {
+        return "nr_loops (r1) = " + hex(val(m, "r1")) + ": inline R0 " + hex(val(m, "r0_inl")) + ", loop bound R6 " +
+               hex(val(m, "r6_inl"));
+    });
 }
 
 Verdict prove_div_mod(const isa::Insn& orig, std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts) {
@@ -395,6 +458,14 @@ std::vector<InlineProof> prove_inlines(const InlineProofOptions& opts) {
                     return prove_div_mod(i, seq, arch, opts.smt);
                 });
             }
+        }
+        if (opts.families & static_cast<unsigned>(InlineFamily::Helpers)) {
+            const std::string ln = opts.loop == passes::InlineFix::Fixed ? "fixed" : "buggy";
+            const std::string fn = opts.func_arg == passes::InlineFix::Fixed ? "fixed" : "buggy";
+            const auto loop = passes::emit_bpf_loop_inline(-24, 0, opts.loop);
+            const auto arg = passes::emit_get_func_arg(TraceAttach::Fentry, 2, passes::KernelProfile::K7_3, opts.func_arg);
+            timed("bpf_loop/" + ln, arch, [&] { return prove_bpf_loop_entry(loop, arch, opts.smt); });
+            timed("get_func_arg/" + fn, arch, [&] { return prove_get_func_arg(arg, arch, opts.smt); });
         }
         if (opts.families & static_cast<unsigned>(InlineFamily::MapLookup)) {
             const std::vector<MapDef> maps = {

@@ -37,12 +37,24 @@ Verdict prove_div_mod(const isa::Insn& original, std::span<const isa::Insn> seq,
 Verdict prove_map_lookup(const MapDef& map, std::span<const isa::Insn> seq, const ArchProfile& arch,
                          const SmtOptions& opts = {});
 
-enum class InlineFamily : uint8_t { Iter = 1, DivMod = 2, MapLookup = 4 };
+// bpf_get_func_arg's inline (7.x / bpf-next shape: nr_args = ctx[-8] & 0xff) against the helper:
+// `u32 n`; n >= nr_args -> -EINVAL; else *value = ctx[n], 0 (finding 0008: the kernel's inline
+// addresses with all 64 bits of R2 and is refuted; InlineFix::Fixed proves).
+Verdict prove_get_func_arg(std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts = {});
+// The entry of the bpf_loop inline (insns 0-8: the nr_loops check, the spills and the loop set-up;
+// the loop itself, which calls the callback, is left out and its slots are taken as nops) against
+// the helper's `u32 nr_loops` and `long` return: -E2BIG (64 bits) when nr_loops > BPF_MAX_LOOPS,
+// else the loop bound R6 = nr_loops, counter R7 = 0, R8 = ctx (findings 0007, 0001-0006).
+Verdict prove_bpf_loop_entry(std::span<const isa::Insn> seq, const ArchProfile& arch, const SmtOptions& opts = {});
+
+enum class InlineFamily : uint8_t { Iter = 1, DivMod = 2, MapLookup = 4, Helpers = 8 };
 
 struct InlineProofOptions {
     std::vector<ArchProfile> arches;                    // empty = x86_64, arm64, jit32
     passes::IterInline iter = passes::IterInline::V4;   // which iterator inline to prove
-    unsigned families = 7;                              // bit set of InlineFamily
+    passes::InlineFix loop = passes::InlineFix::Kernel;      // which bpf_loop inline (Helpers)
+    passes::InlineFix func_arg = passes::InlineFix::Kernel;  // which get_func_arg inline (Helpers)
+    unsigned families = 7;                              // bit set of InlineFamily (Helpers: on request)
     SmtOptions smt;
 };
 

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "bpf/passes/div_mod_guard.hpp"
+#include "bpf/passes/bpf_loop_inline.hpp"
+#include "bpf/passes/helper_call_inlines.hpp"
 #include "bpf/passes/iter_inline.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
 
@@ -181,4 +183,27 @@ TEST(InlineEquiv, ArrayLookupWithoutBoundsCheckRefuted) {
 }
 
 }  // namespace
+// Findings 0007 / 0008: the kernel's bpf_loop entry and get_func_arg inlines are refuted against
+// the helpers' u32 arguments (the counterexamples set bits 32-63), the fixed variants prove.
+TEST(InlineEquiv, BpfLoopEntryKernelRefutedFixedProved) {
+    const auto buggy = passes::emit_bpf_loop_inline(-24, 0, passes::InlineFix::Kernel);
+    const Verdict b = prove_bpf_loop_entry(buggy, arch_x86_64());
+    ASSERT_EQ(b.outcome, Outcome::Fail);
+    EXPECT_NE(b.counterexample.find("nr_loops"), std::string::npos) << b.counterexample;
+    const auto fixed = passes::emit_bpf_loop_inline(-24, 0, passes::InlineFix::Fixed);
+    ASSERT_EQ(fixed.size(), buggy.size());
+    EXPECT_EQ(prove_bpf_loop_entry(fixed, arch_x86_64()).outcome, Outcome::Pass);
+    EXPECT_EQ(prove_bpf_loop_entry(fixed, arch_arm64()).outcome, Outcome::Pass);
+}
+
+TEST(InlineEquiv, GetFuncArgKernelRefutedFixedProved) {
+    const auto buggy = passes::emit_get_func_arg(TraceAttach::Fentry, 2, passes::KernelProfile::K7_3, passes::InlineFix::Kernel);
+    const Verdict b = prove_get_func_arg(buggy, arch_x86_64());
+    ASSERT_EQ(b.outcome, Outcome::Fail);
+    EXPECT_NE(b.counterexample.find("memory"), std::string::npos) << b.counterexample;
+    const auto fixed = passes::emit_get_func_arg(TraceAttach::Fentry, 2, passes::KernelProfile::K7_3, passes::InlineFix::Fixed);
+    EXPECT_EQ(fixed.size(), buggy.size() + 1);
+    EXPECT_EQ(prove_get_func_arg(fixed, arch_x86_64()).outcome, Outcome::Pass);
+}
+
 }  // namespace patchfuzz::oracles::smt

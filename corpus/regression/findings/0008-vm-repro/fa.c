@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#include <linux/capability.h>
 
 static long sys_bpf(int cmd, union bpf_attr *attr) { return syscall(__NR_bpf, cmd, attr, sizeof(*attr)); }
 #include "guest/pfk_btf.h"
@@ -152,6 +153,21 @@ static void run_one(uint64_t N, int btf_id, int map_fd) {
     close(pfd);
 }
 
+// fa.caps=bpf or fa.caps=bpf+perfmon on the command line: after creating the map, keep only
+// those capabilities (CAP_BPF 39, CAP_PERFMON 38) in the effective, permitted and inheritable sets,
+// so the load below shows which privilege a loader of the program needs.
+static void drop_caps(const char *which) {
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct d[2];
+    memset(d, 0, sizeof d);
+    const int bpf = 39, perfmon = 38;
+    d[bpf / 32].effective |= 1u << (bpf % 32);
+    if (strcmp(which, "bpf+perfmon") == 0) d[perfmon / 32].effective |= 1u << (perfmon % 32);
+    for (int i = 0; i < 2; i++) d[i].permitted = d[i].inheritable = d[i].effective;
+    int rc = (int)syscall(SYS_capset, &h, d);
+    say("caps=%s capset=%d errno=%d", which, rc, rc ? errno : 0);
+}
+
 int main(void) {
     mount("proc", "/proc", "proc", 0, NULL);
     mount("sysfs", "/sys", "sysfs", 0, NULL);
@@ -191,6 +207,14 @@ int main(void) {
     a.map_type = BPF_MAP_TYPE_ARRAY; a.key_size = 4; a.value_size = 16; a.max_entries = 1;
     int map_fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
     say("map_fd=%d errno=%d", map_fd, map_fd < 0 ? errno : 0);
+    if (cmd) {
+        char *c = strstr((char *)cmd, "fa.caps=");
+        if (c) {
+            char which[32] = {0};
+            sscanf(c + 8, "%31s", which);
+            drop_caps(which);
+        }
+    }
     if (id > 0 && map_fd >= 0)
         for (int i = 0; i < nN; i++) run_one(Ns[i], id, map_fd);
     say("FA-DONE");
