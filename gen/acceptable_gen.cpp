@@ -5,6 +5,7 @@
 #include <array>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/passes/ptr_arith_mask.hpp"
 
 namespace patchfuzz::gen {
 namespace {
@@ -125,12 +126,27 @@ struct Gen {
     void map_args(Emitter& e, uint32_t m) {
         const auto& md = prog.maps[m];
         int32_t key = static_cast<int32_t>(md.type == BPF_MAP_TYPE_ARRAY ? rng.range(0, md.max_entries + 1) : rng.range(0, 9));
-        e.emit(st(md.key_size == 8 ? BPF_DW : BPF_W, BPF_REG_10, kKeySlot, key));
+        const int16_t slot = key_slot();
+        const size_t store = e.emit(st(md.key_size == 8 ? BPF_DW : BPF_W, BPF_REG_10, slot, key));
+        // A store into a slot never written before (STACK_INVALID) may be bypassed speculatively
+        // and leave the stale value: below bypass_spec_v4 the verifier asks for a barrier after it.
+        e.aux[store].nospec_result = speculative();
         e.emit(ldimm64_lo(BPF_REG_1, BPF_PSEUDO_MAP_FD, static_cast<int32_t>(m)));
         e.emit(ldimm64_hi(0));
         e.emit(mov64_reg(BPF_REG_2, BPF_REG_10));
-        e.emit(alu64_imm(BPF_ADD, BPF_REG_2, kKeySlot));
+        e.emit(alu64_imm(BPF_ADD, BPF_REG_2, slot));
     }
+
+    // Below root every key goes to a fresh slot under the prologue's (so each key store meets
+    // STACK_INVALID and its barrier is certain; a reused slot's state after the verifier's liveness
+    // cleaning is not something the generator should have to predict). Root keeps fp-8.
+    bool speculative() const { return !passes::bypass_spec_v1(opts.privilege); }
+    int16_t key_slot() {
+        if (!speculative()) return kKeySlot;
+        ++fresh_key_slots;
+        return static_cast<int16_t>(-static_cast<int32_t>(kMainStackDepth + 8 * fresh_key_slots));
+    }
+    uint32_t fresh_key_slots = 0;
 
     // hash / LRU / array lookup inline, NULL check, then value accesses (and branches on them).
     void lookup(Emitter& e) {
@@ -143,6 +159,10 @@ struct Gen {
         uint32_t n = static_cast<uint32_t>(rng.range(1, 4));
         for (uint32_t k = 0; k < n; k++) {
             int16_t off = static_cast<int16_t>(8 * rng.range(0, md.value_size / 8 - 1));
+            if (speculative() && rng.chance(1, 3)) {
+                speculative_access(body, md, off);
+                continue;
+            }
             switch (rng.range(0, 4)) {
                 case 0:
                 case 1: {  // load, then maybe branch on the unknown value
@@ -168,6 +188,49 @@ struct Gen {
         }
         e.emit(jmp_imm(BPF_JEQ, BPF_REG_0, 0, static_cast<int16_t>(body.code.size())));
         e.append(body, true);
+    }
+
+    // The speculative side of the verifier (below bypass_spec_v1), inside a lookup's non-NULL
+    // body (r0 = the value): an unknown value from the map, bounded by a mask, then
+    //  * pointer arithmetic with it as a variable offset, the pointer as dst (alu_state SRC) or
+    //    as src (alu_state DST, the result in the scalar's register): sanitize_ptr_alu() records
+    //    alu_limit = the offset's umax (the pointer moves from value+0 to at most value+mask), and
+    //    do_misc_fixups (row g) masks the offset through AX; then a byte load through it;
+    //  * or a branch decided by its range alone (`if rD <= mask goto`), whose other side only a
+    //    speculative path walks (never `seen`): removed and hard-wired with bpf_capable(),
+    //    sanitized into `goto -1` without it.
+    void speculative_access(Emitter& body, const MapDef& md, int16_t off) {
+        static constexpr int32_t masks[] = {1, 3, 7};
+        const int32_t mask = masks[rng.range(0, 2)];
+        const uint8_t d = callee();
+        body.emit(ldx(BPF_DW, d, BPF_REG_0, off));
+        body.emit(alu64_imm(BPF_AND, d, mask));
+        (void)md;  // every value is at least 8 bytes: value + mask + 1 stays inside
+        switch (rng.range(0, 2)) {
+            case 0: {  // ptr += off: the offset is the src operand
+                body.emit(mov64_reg(BPF_REG_1, BPF_REG_0));
+                const size_t add = body.emit(alu64_reg(BPF_ADD, BPF_REG_1, d));
+                body.aux[add].alu_state = passes::kAluSanitizeSrc;
+                body.aux[add].alu_limit = static_cast<uint32_t>(mask);
+                body.emit(ldx(BPF_B, callee(), BPF_REG_1, 0));
+                break;
+            }
+            case 1: {  // off += ptr: the offset is dst, which becomes the pointer
+                const size_t add = body.emit(alu64_reg(BPF_ADD, d, BPF_REG_0));
+                body.aux[add].alu_state = passes::kAluSanitizeDst;
+                body.aux[add].alu_limit = static_cast<uint32_t>(mask);
+                body.emit(ldx(BPF_B, d, d, 0));  // a scalar again: r6-r9 never hold a pointer at exit
+                break;
+            }
+            default: {  // decided by the range: the fall-through never runs
+                Emitter never;
+                const uint32_t n = static_cast<uint32_t>(rng.range(1, 3));
+                for (uint32_t k = 0; k < n; k++) never.emit(mov64_imm(callee(), small_imm()));
+                body.emit(jmp_imm(BPF_JLE, d, mask, static_cast<int16_t>(n)));
+                body.append(never, false);
+                break;
+            }
+        }
     }
 
     void update(Emitter& e) {
@@ -231,7 +294,10 @@ struct Gen {
         int32_t n = static_cast<int32_t>(rng.range(1, 6));
         uint8_t d = callee();
         e.emit(mov64_imm(BPF_REG_0, 0));
-        if (opts.v612 && rng.chance(1, 2)) {  // may_goto guarded loop
+        // Below bypass_spec_v1 the verifier also walks each decided exit test's other side
+        // speculatively, back into the loop, where nothing bounds the counter: only may_goto ends
+        // those walks (a plain counted loop runs into the 1M-insn limit).
+        if (opts.v612 && (rng.chance(1, 2) || speculative())) {  // may_goto guarded loop
             e.emit(may_goto(3));
             e.emit(alu64_imm(BPF_ADD, BPF_REG_0, 1));
             e.emit(alu64_imm(BPF_ADD, d, small_imm()));
@@ -245,12 +311,17 @@ struct Gen {
 
     // x86-64 helper inlines on 6.12; results are discarded (nondeterministic).
     void helper_inline(Emitter& e) {
-        e.emit(call_helper(rng.chance(1, 2) ? BPF_FUNC_jiffies64 : BPF_FUNC_get_smp_processor_id));
+        const bool jiffies = passes::bpf_capable(opts.privilege) && rng.chance(1, 2);  // bpf_jiffies64 needs bpf_capable()
+        e.emit(call_helper(jiffies ? BPF_FUNC_jiffies64 : BPF_FUNC_get_smp_processor_id));
     }
+
+    bool unpriv() const { return opts.privilege == passes::Privilege::Unpriv; }
 
     void block(Emitter& e) {
         uint64_t kinds = opts.v612 ? 10 : 9;
-        switch (rng.range(0, kinds - 1)) {
+        uint64_t kind = rng.range(0, kinds - 1);
+        if (unpriv() && (kind == 7 || kind == 8)) kind = rng.range(3, 4);  // no callbacks, calls or loops: a lookup instead
+        switch (kind) {
             case 0:
             case 1: alu(e); break;
             case 2: divmod(e); break;
@@ -268,7 +339,7 @@ struct Gen {
     }
 };
 
-MapDef make_map(Rng& rng, uint32_t type) {
+MapDef make_map(Rng& rng, uint32_t type, passes::Privilege level) {
     MapDef m;
     m.type = type;
     m.key_size = type == BPF_MAP_TYPE_ARRAY ? 4 : (rng.chance(1, 2) ? 4 : 8);
@@ -279,7 +350,10 @@ MapDef make_map(Rng& rng, uint32_t type) {
     // model; with >= 256 entries and < 16 keys in use nothing is ever evicted.
     m.max_entries = type == BPF_MAP_TYPE_LRU_HASH ? static_cast<uint32_t>(rng.range(256, 512))
                                                   : static_cast<uint32_t>(rng.range(1, 16));
-    m.bypass_spec_v1 = true;  // root in the guest: privileged, no Spectre index mask
+    // array_map_alloc(): a creator without bypass_spec_v1 gets an array rounded up to a power of two
+    // and lookups masked with max_entries - 1; generate such sizes so the two agree from the start
+    m.bypass_spec_v1 = passes::bypass_spec_v1(level);
+    if (!m.bypass_spec_v1 && type == BPF_MAP_TYPE_ARRAY) m.max_entries = 1u << rng.range(0, 4);
     m.name = type == BPF_MAP_TYPE_ARRAY ? "array" : type == BPF_MAP_TYPE_HASH ? "hash" : "lru_hash";
     return m;
 }
@@ -294,14 +368,18 @@ std::vector<uint8_t> rand_bytes(Rng& rng, size_t n) {
 
 AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
     Gen g{rng, opts, {}};
-    g.prog.prog_type = rng.chance(1, 2) ? BPF_PROG_TYPE_SOCKET_FILTER : BPF_PROG_TYPE_XDP;
+    const bool root = opts.privilege == passes::Privilege::Root;
+    g.prog.prog_type = !root || rng.chance(1, 2) ? BPF_PROG_TYPE_SOCKET_FILTER : BPF_PROG_TYPE_XDP;
     static constexpr uint32_t types[] = {BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH};
     uint32_t nmaps = static_cast<uint32_t>(rng.range(1, 3));
-    for (uint32_t i = 0; i < nmaps; i++) g.prog.maps.push_back(make_map(rng, types[i == 0 ? rng.range(0, 2) : rng.range(0, 2)]));
+    for (uint32_t i = 0; i < nmaps; i++) g.prog.maps.push_back(make_map(rng, types[rng.range(0, g.unpriv() ? 1 : 2)], opts.privilege));
 
     Emitter main;
     for (uint8_t r : kCallees) main.emit(mov64_imm(r, g.small_imm()));
-    for (int16_t off = kValueBuf; off < 0; off += 8) main.emit(st(BPF_DW, BPF_REG_10, off, g.small_imm()));
+    for (int16_t off = kValueBuf; off < 0; off += 8) {
+        const size_t store = main.emit(st(BPF_DW, BPF_REG_10, off, g.small_imm()));
+        main.aux[store].nospec_result = g.speculative();  // the first store into each slot (STACK_INVALID)
+    }
     uint32_t blocks = static_cast<uint32_t>(rng.range(opts.blocks_min, opts.blocks_max));
     for (uint32_t b = 0; b < blocks; b++) g.block(main);
     main.emit(mov64_reg(BPF_REG_0, BPF_REG_6));
@@ -322,6 +400,9 @@ AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
             all.push_back(i);
             aux.push_back(InsnAux{.seen = cb_seen});
         }
+        // the callback's store into the caller's fp-16, a slot holding a spilled scalar (the
+        // prologue's constant, then the callback's own sum): a barrier after it below bypass_spec_v4
+        aux[cb_start + 2].nospec_result = g.speculative();
     }
     if (main.uses_subprog) {  // static long f(long x) { return x * 3 + 1; }
         sub_start = all.size();
@@ -344,7 +425,7 @@ AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
         p.aux[i] = aux[i];
         p.aux[i].orig_idx = orig;
     }
-    p.subprogs[0].stack_depth = kMainStackDepth;
+    p.subprogs[0].stack_depth = kMainStackDepth + 8 * g.fresh_key_slots;
     for (uint32_t s = 0; s < p.subprog_cnt(); s++) {
         if (main.uses_callback && p.subprogs[s].start == cb_start) {
             p.subprogs[s].is_cb = true;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bpf/interp/exec_input.hpp"
+#include "bpf/passes/privilege.hpp"
 #include "bpf/program/program.hpp"
 #include "bpf/util/rng.hpp"
 
@@ -32,6 +33,12 @@ struct AcceptableOptions {
     // ARM JIT: the verifier then runs the program in the interpreter, and refuses callbacks with
     // "callbacks are not allowed in non-JITed programs"); counted loops take their place.
     bool calls = true;
+    // The level the program is loaded at (bpf/passes/privilege.hpp). Below root: socket filters
+    // only (XDP needs CAP_NET_ADMIN, tracing CAP_PERFMON), array maps of a power-of-two size (the
+    // kernel rounds an array up to one when its creator lacks bypass_spec_v1) whose lookups keep
+    // the index mask. Unprivileged: no bpf-to-bpf calls or callbacks, no back-edges (loops,
+    // may_goto), no helper that needs bpf_capable() (bpf_jiffies64).
+    passes::Privilege privilege = passes::Privilege::Root;
 };
 
 struct AcceptableCase {

@@ -129,5 +129,63 @@ TEST(AcceptableGen, SixOneModeUsesNoSixTwelveFeature) {
     }
 }
 
+// Below root: what a CAP_BPF-only or unprivileged loader may load (socket filters; unprivileged:
+// no calls, callbacks, back-edges, LRU maps or bpf_jiffies64), arrays as the kernel sizes them for a
+// creator without bypass_spec_v1, and the speculative facts: a barrier after every stack store
+// (each goes to a slot never written before), masked pointer arithmetic with its limit.
+TEST(AcceptableGen, LowerLevelsLoadWhatTheKernelAllowsThemWithTheirFacts) {
+    for (auto level : {passes::Privilege::Bpf, passes::Privilege::Unpriv}) {
+        Rng rng(11);
+        AcceptableOptions o;
+        o.privilege = level;
+        const bool unpriv = level == passes::Privilege::Unpriv;
+        uint32_t masked = 0, unseen = 0;
+        for (int n = 0; n < 300; n++) {
+            auto c = generate_acceptable(rng, o);
+            const Program& p = c.program;
+            EXPECT_EQ(p.prog_type, static_cast<uint32_t>(BPF_PROG_TYPE_SOCKET_FILTER));
+            for (const auto& m : p.maps) {
+                EXPECT_FALSE(m.bypass_spec_v1);
+                if (unpriv) { EXPECT_NE(m.type, static_cast<uint32_t>(BPF_MAP_TYPE_LRU_HASH)); }
+                if (m.type == BPF_MAP_TYPE_ARRAY) { EXPECT_EQ(m.max_entries & (m.max_entries - 1), 0u); }
+            }
+            if (unpriv) { EXPECT_EQ(p.subprog_cnt(), 1u); }
+            for (uint32_t i = 0; i < p.len(); i++) {
+                const Insn& in = p.insns[i];
+                const InsnAux& a = p.aux[i];
+                if (unpriv) {
+                    EXPECT_FALSE(is_pseudo_call(in) || is_pseudo_func(in) || is_may_goto(in));
+                    if (is_jmp_class(in) && !is_call(in) && !is_exit(in)) { EXPECT_GE(in.off, 0) << "back-edge at " << i; }
+                    if (is_helper_call(in)) { EXPECT_NE(in.imm, BPF_FUNC_jiffies64); }
+                }
+                // every stack store of main gets its barrier (the bpf_loop callback's included)
+                if ((cls(in) == BPF_ST || cls(in) == BPF_STX) && mode(in) == BPF_MEM && in.dst_reg == BPF_REG_10) {
+                    EXPECT_TRUE(a.nospec_result) << "stack store at " << i;
+                }
+                if (a.alu_state) {
+                    ++masked;
+                    EXPECT_EQ(in.code, BPF_ALU64 | BPF_ADD | BPF_X);
+                    EXPECT_TRUE(a.alu_limit == 1 || a.alu_limit == 3 || a.alu_limit == 7);
+                }
+                unseen += !a.seen;
+            }
+        }
+        EXPECT_GT(masked, 50u);  // the speculative side is reached, not just allowed
+        EXPECT_GT(unseen, 50u);
+    }
+}
+
+TEST(AcceptableGen, RootPlantsNoSpeculativeFacts) {
+    Rng rng(11);
+    for (int n = 0; n < 200; n++) {
+        auto c = generate_acceptable(rng, {});
+        for (const auto& m : c.program.maps) EXPECT_TRUE(m.bypass_spec_v1);
+        for (const auto& a : c.program.aux) {
+            EXPECT_FALSE(a.nospec_result || a.nospec);
+            EXPECT_EQ(a.alu_state, 0);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace patchfuzz::gen

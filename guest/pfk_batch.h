@@ -5,7 +5,7 @@
  *
  *   header   "PFKB" u32 version u32 case_cnt u32 flags
  *   case     u32 record_size (bytes of the whole case record, header included)
- *            u32 prog_type u32 prog_flags u32 insn_cnt
+ *            u32 prog_type u32 prog_flags u32 privilege (PFK_PRIV_*) u32 insn_cnt
  *            u16 map_cnt u16 kfunc_cnt u16 run_cnt u16 name_len
  *            name bytes (not NUL-terminated)
  *            u32 expected_attach_type u16 attach_len attach bytes   (TRACING programs: the BTF
@@ -21,11 +21,24 @@
 #define PATCHFUZZ_GUEST_PFK_BATCH_H
 
 #define PFK_BATCH_MAGIC "PFKB"
-#define PFK_BATCH_VERSION 2u
+#define PFK_BATCH_VERSION 3u
 
 /* header flags */
 #define PFK_FLAG_TEST_RUN 0x1u   /* run BPF_PROG_TEST_RUN on each case's runs */
 #define PFK_FLAG_ALWAYS_LOG 0x2u /* print the verifier log tail even when the load succeeds */
+
+/* The loader's privilege level for one case (its maps are created at the same level, so an array
+ * map's bypass_spec_v1 follows it too):
+ *   ROOT   all capabilities;
+ *   BPF    CAP_BPF alone (CAP_PERFMON, CAP_SYS_ADMIN, CAP_NET_ADMIN dropped): bpf_capable() but
+ *          not bypass_spec_v1 / allow_ptr_leaks;
+ *   UNPRIV uid/gid 65534, no capabilities (root sets kernel.unprivileged_bpf_disabled=0 first).
+ * The xlated code of a BPF or UNPRIV load is read by root through the prog id (an unprivileged
+ * caller gets xlated_prog_len = 0, and a file it opened hides call imms). */
+#define PFK_PRIV_ROOT 0u
+#define PFK_PRIV_BPF 1u
+#define PFK_PRIV_UNPRIV 2u
+#define PFK_PRIV_LEVELS 3u
 
 /* limits the guest enforces (a record beyond them is reported as rejected input, rc=-E2BIG) */
 #define PFK_MAX_MAPS 64u
@@ -34,7 +47,7 @@
 #define PFK_LOG_TAIL_LINES 24u
 
 #define PFK_BATCH_HEADER_SIZE 16u
-#define PFK_CASE_HEADER_SIZE 24u
+#define PFK_CASE_HEADER_SIZE 28u
 #define PFK_MAP_RECORD_SIZE 20u
 
 /* Output line tags (guest -> host), each at the start of a console line. */

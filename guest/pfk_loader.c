@@ -28,6 +28,9 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/btf.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
 #include <linux/reboot.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +49,87 @@
 #include "pfk_btf.h"
 
 static long sys_bpf(int cmd, union bpf_attr *attr) { return syscall(__NR_bpf, cmd, attr, sizeof(*attr)); }
+
+/* ---- privilege levels (PFK_PRIV_*) -------------------------------------------------------------
+ * A lower level's bpf() calls are made by a proxy task of its own: a clone of this process that
+ * shares its memory and fd table (CLONE_VM | CLONE_FILES) but not its credentials, which it lowers
+ * once with raw syscalls (they change the calling task only, unlike glibc's set*id wrappers that
+ * change every thread). The attr and every buffer it points to are in shared memory, and the fds
+ * the proxy gets (maps, programs) are ours too. Requests go one at a time through a pipe; the
+ * caller blocks on the answer, so the two tasks never run libc code at the same time. */
+struct proxy_req {
+    int cmd;
+    union bpf_attr *attr;
+};
+struct proxy_ans {
+    long ret;
+    int err;
+};
+static int g_proxy_req[PFK_PRIV_LEVELS][2], g_proxy_ans[PFK_PRIV_LEVELS][2];
+static int g_proxy_ok[PFK_PRIV_LEVELS];
+static int g_proxy_err[PFK_PRIV_LEVELS]; /* errno of a proxy that could not lower its privileges */
+
+static int lower_privilege(unsigned level) {
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    memset(d, 0, sizeof(d));
+    if (level == PFK_PRIV_BPF) { /* CAP_BPF alone, uid 0 kept: the bpf() checks read capabilities */
+        d[CAP_BPF / 32].effective = d[CAP_BPF / 32].permitted = 1u << (CAP_BPF % 32);
+        return (int)syscall(SYS_capset, &h, d);
+    }
+    if (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, 65534, 65534, 65534) ||
+        syscall(SYS_setresuid, 65534, 65534, 65534))
+        return -1;
+    return (int)syscall(SYS_capset, &h, d); /* setresuid cleared them already; say so explicitly */
+}
+
+static int proxy_main(void *arg) {
+    unsigned level = (unsigned)(uintptr_t)arg;
+    struct proxy_ans ok = {lower_privilege(level), 0};
+    ok.err = ok.ret ? errno : 0;
+    if (write(g_proxy_ans[level][1], &ok, sizeof(ok)) != (ssize_t)sizeof(ok) || ok.ret) return 1;
+    struct proxy_req q;
+    while (read(g_proxy_req[level][0], &q, sizeof(q)) == (ssize_t)sizeof(q)) {
+        struct proxy_ans a = {syscall(__NR_bpf, q.cmd, q.attr, sizeof(*q.attr)), 0};
+        a.err = a.ret < 0 ? errno : 0;
+        if (write(g_proxy_ans[level][1], &a, sizeof(a)) != (ssize_t)sizeof(a)) return 1;
+    }
+    return 0;
+}
+
+/* Starts the proxies of the lower levels; prints @@FACT priv_<level> 1 when one is ready. */
+static void start_proxies(void) {
+    static unsigned char stacks[PFK_PRIV_LEVELS][1 << 16] __attribute__((aligned(16)));
+    for (unsigned level = PFK_PRIV_BPF; level < PFK_PRIV_LEVELS; level++) {
+        if (pipe(g_proxy_req[level]) || pipe(g_proxy_ans[level])) continue;
+        int pid = clone(proxy_main, stacks[level] + sizeof(stacks[level]), CLONE_VM | CLONE_FILES | SIGCHLD,
+                        (void *)(uintptr_t)level);
+        struct proxy_ans ok = {-1, 0};
+        if (pid < 0) ok.err = errno;
+        if (pid > 0 && read(g_proxy_ans[level][0], &ok, sizeof(ok)) == (ssize_t)sizeof(ok) && ok.ret == 0)
+            g_proxy_ok[level] = 1;
+        g_proxy_err[level] = ok.err;
+        printf(PFK_OUT_FACT " priv_%s %d\n", level == PFK_PRIV_BPF ? "bpf" : "unpriv", g_proxy_ok[level]);
+    }
+}
+
+/* bpf(cmd, attr) at `level`: -1 with errno set on failure, as syscall(). */
+static long sys_bpf_as(unsigned level, int cmd, union bpf_attr *attr) {
+    if (level == PFK_PRIV_ROOT) return sys_bpf(cmd, attr);
+    if (level >= PFK_PRIV_LEVELS || !g_proxy_ok[level]) {
+        errno = EPERM;
+        return -1;
+    }
+    struct proxy_req q = {cmd, attr};
+    struct proxy_ans a = {-1, EPIPE};
+    if (write(g_proxy_req[level][1], &q, sizeof(q)) != (ssize_t)sizeof(q) ||
+        read(g_proxy_ans[level][0], &a, sizeof(a)) != (ssize_t)sizeof(a)) {
+        errno = EPIPE;
+        return -1;
+    }
+    errno = a.err;
+    return a.ret;
+}
 
 static uint64_t now_us(void) {
     struct timespec ts;
@@ -273,17 +357,19 @@ static void dump_maps(unsigned idx, unsigned run, struct map_def *maps, unsigned
  * the same case took; ids still identify each map (the host maps them back to indexes). Test runs
  * empty the maps first, so no state leaks between cases. */
 struct pool_map {
-    uint32_t type, key, value, max, flags, id;
+    uint32_t type, key, value, max, flags, id, level;
     int fd;
 };
 static struct pool_map g_pool[4096];
 static unsigned g_pool_cnt;
 
-static int pool_get(struct map_def *want, const struct map_def *taken, unsigned ntaken) {
+/* A map is created at the case's level (an array map's bypass_spec_v1, and so its lookup's index
+ * mask, is decided by its creator), and pooled per level. */
+static int pool_get(struct map_def *want, const struct map_def *taken, unsigned ntaken, unsigned level) {
     for (unsigned i = 0; i < g_pool_cnt; i++) {
         struct pool_map *p = &g_pool[i];
         if (p->type != want->type || p->key != want->key || p->value != want->value || p->max != want->max ||
-            p->flags != want->flags)
+            p->flags != want->flags || p->level != level)
             continue;
         int used = 0;
         for (unsigned t = 0; t < ntaken; t++)
@@ -299,7 +385,7 @@ static int pool_get(struct map_def *want, const struct map_def *taken, unsigned 
     a.value_size = want->value;
     a.max_entries = want->max;
     a.map_flags = want->flags;
-    int fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
+    int fd = (int)sys_bpf_as(level, BPF_MAP_CREATE, &a);
     if (fd < 0) return -errno;
     struct bpf_map_info mi;
     memset(&mi, 0, sizeof(mi));
@@ -309,8 +395,38 @@ static int pool_get(struct map_def *want, const struct map_def *taken, unsigned 
     a.info.info = (uint64_t)(uintptr_t)&mi;
     if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0) want->id = mi.id;
     if (g_pool_cnt < sizeof(g_pool) / sizeof(g_pool[0]))
-        g_pool[g_pool_cnt++] = (struct pool_map){want->type, want->key, want->value, want->max, want->flags, want->id, fd};
+        g_pool[g_pool_cnt++] =
+            (struct pool_map){want->type, want->key, want->value, want->max, want->flags, want->id, level, fd};
     return fd;
+}
+
+/* The same program through a file root opened (BPF_PROG_GET_FD_BY_ID): the xlated dump of a file
+ * a lower level opened has its call imms and kernel addresses zeroed (bpf_dump_raw_ok of the
+ * opener's credentials). Closes `fd`; -1 with errno on failure. */
+static char g_reopen_err[160];
+static unsigned g_test_run_fallbacks; /* test runs a lower level was refused, made by root instead */
+static int reopen_as_root(int fd) {
+    struct bpf_prog_info info;
+    memset(&info, 0, sizeof(info));
+    union bpf_attr a;
+    memset(&a, 0, sizeof(a));
+    a.info.bpf_fd = (uint32_t)fd;
+    a.info.info_len = sizeof(info);
+    a.info.info = (uint64_t)(uintptr_t)&info;
+    long rc = sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a);
+    int root_fd = -1;
+    if (rc == 0) {
+        memset(&a, 0, sizeof(a));
+        a.prog_id = info.id;
+        root_fd = (int)sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+    }
+    int err = errno;
+    if (root_fd < 0)
+        snprintf(g_reopen_err, sizeof(g_reopen_err), "pfk: root could not reopen the program (%s, prog id %u): errno %d\n",
+                 rc ? "BPF_OBJ_GET_INFO_BY_FD" : "BPF_PROG_GET_FD_BY_ID", info.id, err);
+    close(fd); /* only now: the program lives as long as some fd holds it */
+    errno = err;
+    return root_fd;
 }
 
 static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *busy_us) {
@@ -324,18 +440,23 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
     if (c->bad || size < PFK_CASE_HEADER_SIZE || (size_t)(c->end - rec) < size) return -1;
     struct cursor r = {c->p, rec + size, 0};
     c->p = rec + size;
-    uint32_t prog_type = get32(&r), prog_flags = get32(&r), insn_cnt = get32(&r);
+    uint32_t prog_type = get32(&r), prog_flags = get32(&r), level = get32(&r), insn_cnt = get32(&r);
     uint16_t map_cnt = get16(&r), kfunc_cnt = get16(&r), run_cnt = get16(&r), name_len = get16(&r);
     take(&r, name_len);
     uint32_t attach_type = get32(&r);
     uint16_t attach_len = get16(&r);
     const unsigned char *attach = take(&r, attach_len);
-    if (r.bad || map_cnt > PFK_MAX_MAPS || kfunc_cnt > PFK_MAX_KFUNCS || insn_cnt > PFK_MAX_INSNS) {
+    if (r.bad || map_cnt > PFK_MAX_MAPS || kfunc_cnt > PFK_MAX_KFUNCS || insn_cnt > PFK_MAX_INSNS ||
+        level >= PFK_PRIV_LEVELS) {
         printf(PFK_OUT_CASE " %u rc=-%d insns=0 xlated=0 verified=0 load_us=0 maps=-\n" PFK_OUT_CASE_END " %u\n",
                idx, E2BIG, idx);
         return 1;
     }
     int rc = 0;
+    log[0] = 0;
+    if (level != PFK_PRIV_ROOT && !g_proxy_ok[level])
+        snprintf(log, sizeof(log), "pfk: no loader at privilege level %u (lowering failed: errno %d)\n", level,
+                 g_proxy_err[level]);
     for (unsigned m = 0; m < map_cnt; m++) {
         maps[m].type = get32(&r);
         maps[m].key = get32(&r);
@@ -344,8 +465,11 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
         maps[m].flags = get32(&r);
         maps[m].fd = -1;
         maps[m].id = 0;
-        maps[m].fd = pool_get(&maps[m], maps, m);
-        if (maps[m].fd < 0 && !rc) rc = maps[m].fd;
+        maps[m].fd = pool_get(&maps[m], maps, m, level);
+        if (maps[m].fd < 0 && !rc) {
+            rc = maps[m].fd;
+            if (!log[0]) snprintf(log, sizeof(log), "pfk: BPF_MAP_CREATE of map %u failed: errno %d\n", m, -rc);
+        }
     }
     int32_t kf_from[PFK_MAX_KFUNCS], kf_to[PFK_MAX_KFUNCS];
     for (unsigned k = 0; k < kfunc_cnt; k++) {
@@ -380,7 +504,6 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
     uint32_t nx = 0, verified = 0;
     struct bpf_insn *xl = NULL;
     uint64_t t0 = now_us();
-    log[0] = 0;
     if (!rc) {
         union bpf_attr a;
         memset(&a, 0, sizeof(a));
@@ -418,14 +541,17 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
             a.log_buf = (uint64_t)(uintptr_t)log;
             a.log_size = sizeof(log);
         }
-        fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+        fd = (int)sys_bpf_as(level, BPF_PROG_LOAD, &a);
+        g_reopen_err[0] = 0;
+        if (fd >= 0 && level != PFK_PRIV_ROOT) fd = reopen_as_root(fd);
         if (fd < 0) {
             rc = -errno;
+            if (g_reopen_err[0]) snprintf(log, sizeof(log), "%s", g_reopen_err);
             if (!(flags & PFK_FLAG_ALWAYS_LOG)) { /* load again with the log on, to say why */
                 a.log_level = 1;
                 a.log_buf = (uint64_t)(uintptr_t)log;
                 a.log_size = sizeof(log);
-                int again = (int)sys_bpf(BPF_PROG_LOAD, &a);
+                int again = (int)sys_bpf_as(level, BPF_PROG_LOAD, &a);
                 if (again >= 0) close(again);
             }
         } else {
@@ -462,7 +588,7 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
         print_hex((const unsigned char *)xl + (size_t)off * 8, (size_t)((nx - off < 32 ? nx - off : 32) * 8));
         putchar('\n');
     }
-    if (log[0] && (fd < 0 || (flags & PFK_FLAG_ALWAYS_LOG))) print_log_tail(idx, log);
+    if (log[0] && (rc != 0 || (flags & PFK_FLAG_ALWAYS_LOG))) print_log_tail(idx, log);
     for (unsigned k = 0; k < run_cnt; k++) {
         uint32_t dlen = get32(&r);
         const unsigned char *data = take(&r, dlen);
@@ -497,7 +623,13 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
             a.test.ctx_in = (uint64_t)(uintptr_t)ctx;
             a.test.ctx_size_in = clen;
         }
-        int trc = sys_bpf(BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+        /* At the case's level (the proxy reaches root's fd through the shared table); a level the
+         * kernel refuses a test run (-EPERM) is run by root: what the program computes is the same. */
+        int trc = sys_bpf_as(level, BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+        if (trc == -EPERM && level != PFK_PRIV_ROOT) {
+            g_test_run_fallbacks++;
+            trc = sys_bpf(BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+        }
         printf(PFK_OUT_RUN " %u %u rc=%d retval=%u\n", idx, k, trc, a.test.retval);
         dump_maps(idx, k, maps, map_cnt);
     }
@@ -566,6 +698,13 @@ int main(void) {
     printf(PFK_OUT_BEGIN " v=%u release=%s jit=%d cases=%u uptime_ms=%ld\n", PFK_BATCH_VERSION, u.release, jit, cnt,
            uptime_ms);
     print_facts();
+    /* unprivileged loads need kernel.unprivileged_bpf_disabled = 0 (Debian boots with 2; only 1 is sticky) */
+    int sysctl = open("/proc/sys/kernel/unprivileged_bpf_disabled", O_WRONLY);
+    if (sysctl >= 0) {
+        if (write(sysctl, "0\n", 2) != 2) printf(PFK_OUT_FACT " unprivileged_bpf_disabled_write %d\n", -errno);
+        close(sysctl);
+    }
+    start_proxies();
     fflush(stdout);
     unsigned ok = 0, failed = 0;
     uint64_t busy = 0, start = now_us();
@@ -580,6 +719,7 @@ int main(void) {
         else
             failed++;
     }
+    printf(PFK_OUT_FACT " test_run_root_fallbacks %u\n", g_test_run_fallbacks);
     printf(PFK_OUT_DONE " ok=%u failed=%u us=%llu wall_us=%llu\n", ok, failed, (unsigned long long)busy,
            (unsigned long long)(now_us() - start));
     power_off();

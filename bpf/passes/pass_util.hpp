@@ -33,6 +33,7 @@ void fold_constant_branches(Program& prog);
 std::unique_ptr<Pass> make_const_branches_pass();
 std::unique_ptr<Pass> make_bpf_loop_pass();
 std::unique_ptr<Pass> make_dead_code_pass();
+std::unique_ptr<Pass> make_ctx_access_pass();
 std::unique_ptr<Pass> make_misc_fixups_pass();
 std::unique_ptr<Pass> make_iter_inline_pass();
 std::unique_ptr<Pass> make_zext_pass();

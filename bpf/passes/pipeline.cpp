@@ -21,6 +21,7 @@ struct Entry {
 constexpr Entry kPasses[] = {
     {"const_branches", make_const_branches_pass, false},
     {"bpf_loop", make_bpf_loop_pass, false},       {"dead_code", make_dead_code_pass, false},
+    {"ctx_access", make_ctx_access_pass, false},
     {"misc_fixups", make_misc_fixups_pass, true},  {"iter_inline", make_iter_inline_pass, false},
     {"zext", make_zext_pass, true},
 };

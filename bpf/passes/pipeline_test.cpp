@@ -60,6 +60,7 @@ Program everything() {
     });
     p.aux[2].seen = false;
     p.aux[4].zext_dst = true;
+    p.aux[12].nospec = true;  // ctx_access: a barrier before it
     p.aux[7].map_index = 0;
     p.aux[13].loop_fit_for_inline = true;
     p.aux[13].loop_callback_subprogno = 1;

@@ -18,7 +18,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "bpf/passes/privilege.hpp"
 #include "harness/kernel/kernel_check.hpp"
 #include "harness/kernel/kernel_minimize.hpp"
 
@@ -29,6 +31,9 @@ struct KernelStreamConfig {
     kernel::CheckOptions check;        // VM image, guest loader, profile, run
     uint32_t batch = 200;              // programs per VM boot
     uint64_t seed = 1;                 // batch b generates from case_seed(seed ^ salt, b)
+    // The loader levels the programs take in turn (program i: privileges[i % size]); all three by
+    // default (bpf/passes/privilege.hpp).
+    std::vector<passes::Privilege> privileges{passes::Privilege::Root, passes::Privilege::Bpf, passes::Privilege::Unpriv};
     std::string out_dir;
     // Budget of each new bucket's minimization (its `stop` is the campaign's interruption);
     // max_rounds 0: none.

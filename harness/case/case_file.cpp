@@ -830,6 +830,15 @@ Status Parser::options(const Section& s, Case& c) const {
                 (k == "loop-inline" ? c.options.loop_inline : c.options.func_arg_inline) = *f;
             } else if (k == "privileged") {
                 st = flag(c.options.privileged);
+                if (st && c.privilege == passes::Privilege::Bpf && !c.options.privileged)
+                    return err(l.no, vcol, "privileged=0 contradicts privilege=bpf (CAP_BPF is bpf_capable)");
+                if (st && c.privilege != passes::Privilege::Bpf)
+                    c.privilege = c.options.privileged ? passes::Privilege::Root : passes::Privilege::Unpriv;
+            } else if (k == "privilege") {
+                auto pl = passes::privilege_named(*v);
+                if (!pl) return err(l.no, vcol, "unknown privilege '" + std::string(*v) + "' (" + passes::kPrivilegeNames + ")");
+                c.privilege = *pl;
+                c.options.privileged = passes::bpf_capable(*pl);
             } else if (k == "rnd-hi32") {
                 st = flag(c.options.test_rnd_hi32);
             } else if (k == "rnd-hi32-seed") {
@@ -845,7 +854,7 @@ Status Parser::options(const Section& s, Case& c) const {
             } else {
                 return err(l.no, t.col,
                            "unknown option '" + std::string(k) +
-                               "' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, privileged, rnd-hi32, rnd-hi32-seed, "
+                               "' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, privileged, privilege, rnd-hi32, rnd-hi32-seed, "
                                "patchers, seed)");
             }
             if (!st) return st;
@@ -1129,6 +1138,7 @@ std::string write_case(const Case& c) {
     o << "arch=" << c.arch << " iter-inline=" << name_in(kIterInline, c.options.iter_inline)
       << " kernel=" << name_in(kKernels, c.options.kernel) << " privileged=" << (c.options.privileged ? 1 : 0)
       << " rnd-hi32=" << (c.options.test_rnd_hi32 ? 1 : 0);
+    if (c.privilege != passes::Privilege::Root) o << " privilege=" << passes::to_string(c.privilege);
     if (c.options.rnd_hi32_seed) o << " rnd-hi32-seed=" << c.options.rnd_hi32_seed;
     // the kernel's inlines are the default: only a fixed variant is written
     if (c.options.loop_inline != passes::InlineFix::Kernel) o << " loop-inline=" << name_in(kInlineFix, c.options.loop_inline);
@@ -1167,6 +1177,7 @@ bool same_case(const Case& a, const Case& b) {
         return false;
     const auto& x = a.options;
     const auto& y = b.options;
+    if (a.privilege != b.privilege) return false;
     if (x.iter_inline != y.iter_inline || x.kernel != y.kernel || x.privileged != y.privileged || x.test_rnd_hi32 != y.test_rnd_hi32 ||
         x.rnd_hi32_seed != y.rnd_hi32_seed || x.only != y.only)
         return false;

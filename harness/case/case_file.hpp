@@ -21,6 +21,7 @@
 
 #include "bpf/interp/exec_input.hpp"
 #include "bpf/passes/pass.hpp"
+#include "bpf/passes/privilege.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/program/program.hpp"
 #include "bpf/util/error.hpp"
@@ -32,6 +33,9 @@ struct Case {
     std::vector<std::string> comments;   // "# ..." lines before the first section, without "# "
     Program program;
     passes::RewriteOptions options;      // options.arch follows `arch`
+    // The loader's level (`privilege=` option; an older file's privileged=0|1 reads as unpriv|root).
+    // options.privileged is always bpf_capable(privilege).
+    passes::Privilege privilege = passes::Privilege::Root;
     std::string arch = "x86_64";
     std::vector<std::string> patchers;   // empty = the runner's default
     std::vector<patch::PatchBatch> patches;  // explicit batches: a patcher-only case (no passes)

@@ -95,6 +95,7 @@ Case rich_case() {
     c.options.iter_inline = passes::IterInline::V3;
     c.options.kernel = passes::KernelProfile::K6_1;
     c.options.privileged = false;
+    c.privilege = passes::Privilege::Unpriv;
     c.options.test_rnd_hi32 = true;
     c.options.rnd_hi32_seed = 123456789012345ULL;
     c.options.only = {"bpf_loop", "zext"};
@@ -175,6 +176,7 @@ TEST(CaseFile, HandWrittenTextMeansWhatItSays) {
     EXPECT_EQ(c.options.arch.name, "arm64");
     EXPECT_EQ(c.options.iter_inline, passes::IterInline::V1);
     EXPECT_FALSE(c.options.privileged);
+    EXPECT_EQ(c.privilege, passes::Privilege::Unpriv);  // an older file's privileged=0
     EXPECT_EQ(c.options.only, (std::vector<std::string>{"bpf_loop", "zext"}));
     EXPECT_EQ(c.seed, 99u);
     ASSERT_EQ(c.inputs.size(), 1u);
@@ -271,8 +273,12 @@ TEST(CaseFile, ErrorsAreLocated) {
     EXPECT_EQ(parse_err(prog + "-- options\niter-inline=v2\n"), "t.case:5:13: unknown iter-inline 'v2' (v4, v1, v3, off)");
     EXPECT_EQ(parse_err(prog + "-- options\nkernel=5.15\n"), "t.case:5:8: unknown kernel '5.15' (bpf-next, 6.1, 6.12)");
     EXPECT_EQ(parse_err(prog + "-- options\nprivileged\n"), "t.case:5:1: expected key=value, got 'privileged'");
+    EXPECT_EQ(parse_err(prog + "-- options\nprivilege=admin\n"), "t.case:5:11: unknown privilege 'admin' (root, bpf or unpriv)");
+    EXPECT_EQ(parse_err(prog + "-- options\nprivilege=bpf privileged=0\n"),
+              "t.case:5:26: privileged=0 contradicts privilege=bpf (CAP_BPF is bpf_capable)");
     EXPECT_EQ(parse_err(prog + "-- options\nspeed=9\n"),
-              "t.case:5:1: unknown option 'speed' (arch, passes, iter-inline, kernel, privileged, rnd-hi32, rnd-hi32-seed, patchers, seed)");
+              "t.case:5:1: unknown option 'speed' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, privileged, privilege, rnd-hi32, rnd-hi32-seed, "
+                            "patchers, seed)");
     EXPECT_EQ(parse_err(prog + "-- options\nseed=-1\n"), "t.case:5:6: seed must not be negative");
     // input
     EXPECT_EQ(parse_err(prog + "-- input\nctx 012\n"), "t.case:5:5: odd number of hex digits");
@@ -494,7 +500,8 @@ Case gen_case() {
     c.options.arch = *arch_by_name(c.arch);
     c.options.iter_inline = static_cast<passes::IterInline>(*rc::gen::inRange(0, 4));
     c.options.kernel = static_cast<passes::KernelProfile>(*rc::gen::inRange(0, 3));
-    c.options.privileged = *rc::gen::arbitrary<bool>();
+    c.privilege = static_cast<passes::Privilege>(*rc::gen::inRange(0, 3));
+    c.options.privileged = passes::bpf_capable(c.privilege);
     c.options.test_rnd_hi32 = *rc::gen::arbitrary<bool>();
     c.options.rnd_hi32_seed = *rc::gen::arbitrary<uint64_t>();
     c.options.only = *rc::gen::container<std::vector<std::string>>(ident());

@@ -1,11 +1,13 @@
 // patchfuzz check CASE: run the oracles on one case and print every verdict (with reasons and
 // counterexamples).
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "bpf/util/json.hpp"
 #include "bpf/arch/arch_profile.hpp"
+#include "bpf/passes/privilege.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/input_format.hpp"
 #include "harness/runner/expectation.hpp"
@@ -15,13 +17,15 @@ namespace {
 
 void check_usage(std::FILE* out) {
     std::fprintf(out,
-                 "usage: patchfuzz check INPUT [--oracle LIST] [--arch LIST] [--all] [--json]\n\n"
+                 "usage: patchfuzz check INPUT [--oracle LIST] [--arch LIST] [--privilege root|bpf|unpriv] [--all]\n"
+                 "                   [--json]\n\n"
                  "INPUT is a .case, a BPF ELF object (every program in it), assembly or raw insn bytes,\n"
                  "told apart by content, not by name.\n"
                  "Run it through both patchers, the passes and the arch profiles, and print the oracles'\n"
                  "verdicts. LIST: structural, smt-jump, smt-inline, exec, or `smt` for both SMT oracles\n"
                  "(default: all). --arch defaults to the case's own arch (x86_64 for the others). Passing verdicts are summarised\n"
-                 "unless --all.\n\n"
+                 "unless --all. --privilege rewrites as that loader level would (dead-code sanitizing below\n"
+                 "bpf_capable) instead of the case's privilege= (the case's verifier facts are kept).\n\n"
                  "exit: 0 no failure, 1 a failure, 2 bad input or usage, 3 no failure but unknown verdicts\n");
 }
 
@@ -37,6 +41,7 @@ int cmd_check(Args args) {
     std::string path;
     harness::RunConfig cfg;
     bool json = false, all = false, arch_given = false;
+    std::optional<passes::Privilege> privilege;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
         if (a == "--help" || a == "-h") {
@@ -62,6 +67,10 @@ int cmd_check(Args args) {
                 if (!known) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec, smt)");
                 cfg.oracles.push_back(o);
             }
+        } else if (a == "--privilege") {
+            if (i + 1 >= args.size()) return bad(std::string("--privilege needs a value (") + passes::kPrivilegeNames + ")");
+            privilege = passes::privilege_named(args[++i]);
+            if (!privilege) return bad("unknown privilege '" + std::string(args[i]) + "' (" + passes::kPrivilegeNames + ")");
         } else if (a == "--arch") {
             if (i + 1 >= args.size()) return bad("--arch needs a list");
             cfg.arches.clear();
@@ -91,7 +100,11 @@ int cmd_check(Args args) {
     if (json) std::printf("[");
     bool first = true;
     unsigned batches = 0;
-    for (const harness::Case& one : *cases) {
+    for (harness::Case& one : *cases) {
+        if (privilege) {  // the loader's level instead of the case's (the facts stay the case's)
+            one.privilege = *privilege;
+            one.options.privileged = passes::bpf_capable(*privilege);
+        }
         const harness::Case* c = &one;
         harness::RunConfig ccfg = cfg;
         if (!arch_given) ccfg.arches = {c->arch};

@@ -50,6 +50,8 @@ void fuzz_usage(std::FILE* out) {
                  "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12, 7.2, 7.3, bpf-next\n"
                  "                   (default: as --kernel). Each new kernel finding is minimized in VM boots.\n"
                  "  --kernel-batch N programs per VM boot (default 200)\n"
+                 "  --privilege P    the kernel oracle's loader level: root, bpf (CAP_BPF alone), unpriv, or mix\n"
+                 "                   (default: the three in turn, program by program)\n"
                  "  --arch LIST      comma list of x86_64,arm64,jit32 (default all three)\n"
                  "  --profile NAME   generate programs shaped like a real workload (see `patchfuzz gen --help`)\n"
                  "  --max-insns N    size bound of random programs (default 96)\n"
@@ -104,6 +106,7 @@ int cmd_fuzz(Args args) {
     double plugin_timeout = harness::PluginPatcher::kDefaultTimeoutSeconds;
     bool plugin_isolated = false;
     std::string plugin, kernel_tag = "6.12", kernel_profile, kernel_arch = "amd64";
+    std::vector<passes::Privilege> privileges{passes::Privilege::Root, passes::Privilege::Bpf, passes::Privilege::Unpriv};
     uint32_t kernel_batch = 200;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
@@ -158,6 +161,15 @@ int cmd_fuzz(Args args) {
         } else if (a == "--kernel-profile") {
             if (!value(kernel_profile) || !passes::kernel_profile_named(kernel_profile))
                 return bad(std::string("--kernel-profile takes ") + passes::kKernelProfileNames);
+        } else if (a == "--privilege") {
+            if (!value(v)) return bad("--privilege needs a value");
+            if (v == "mix") {
+                privileges = {passes::Privilege::Root, passes::Privilege::Bpf, passes::Privilege::Unpriv};
+            } else if (auto pl = passes::privilege_named(v)) {
+                privileges = {*pl};
+            } else {
+                return bad(std::string("--privilege takes ") + passes::kPrivilegeNames + " or mix");
+            }
         } else if (a == "--kernel-batch") {
             if (!value(v) || !parse_u64(v, n) || n == 0 || n > 100000)
                 return bad("--kernel-batch takes a whole number from 1 to 100000");
@@ -238,6 +250,7 @@ int cmd_fuzz(Args args) {
         co->run = true;
         if (!kernel_profile.empty()) co->profile = *passes::kernel_profile_named(kernel_profile);
         cfg.kernel = harness::KernelStreamConfig{.tag = kernel_tag, .check = *co, .batch = kernel_batch};
+        cfg.kernel->privileges = privileges;
     }
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);

@@ -6,12 +6,14 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
 
 #include "bpf/util/json.hpp"
 #include "bpf/loader/loader.hpp"
+#include "gen/acceptable_gen.hpp"
 #include "gen/profiles.hpp"
 #include "gen/program_gen.hpp"
 #include "gen/rng_source.hpp"
@@ -25,7 +27,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: patchfuzz gen [--profile NAME] [--from OBJ.bpf.o] [--seed S] [--size N] [--count K]\n"
-    "                     [--density D] [--far-jumps P] [--subprogs N] [--json] -o OUT(.case|dir)\n"
+    "                     [--density D] [--far-jumps P] [--subprogs N] [--privilege root|bpf|unpriv]\n"
+    "                     [--json] -o OUT(.case|dir)\n"
     "\n"
     "Generates valid BPF programs with side tables, verifier facts and execution inputs, written\n"
     "as .case files. With --count 1 (default) and OUT ending in .case, one file; otherwise OUT is a\n"
@@ -39,6 +42,9 @@ constexpr const char* kUsage =
     "  --density D      share of items that are rewrite sites, 0..1 (default 0.1)\n"
     "  --far-jumps P    chance of a jump displacement near +-32767 (needs --size > 32767)\n"
     "  --subprogs N     at most N subprogs (default 4)\n"
+    "  --privilege P    verifier-acceptable programs (the kernel oracle's, gen/acceptable_gen.hpp) for\n"
+    "                   a loader at level P: root, bpf (CAP_BPF alone) or unpriv; the case records\n"
+    "                   privilege=P and the facts the speculative verifier decides at that level\n"
     "  --json           print one JSON line of statistics per case on stdout, with \"reloc\": the\n"
     "                   relocation-coverage cells its rewrite hits (every pass, x86_64 and jit32,\n"
     "                   incremental patcher) and where its calls, callbacks and jumps point\n"
@@ -79,6 +85,7 @@ int cmd_gen(Args args) {
     uint64_t seed = 0, size = 0, count = 1, subprogs = 4;
     double density = 0.1, far = 0.0;
     bool have_seed = false, json = false;
+    std::optional<passes::Privilege> privilege;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
         auto value = [&](std::string& v) {
@@ -97,6 +104,10 @@ int cmd_gen(Args args) {
             return 0;
         } else if (a == "--profile") {
             if (!value(profile)) return usage_error("--profile needs a name");
+        } else if (a == "--privilege") {
+            if (!value(v)) return usage_error(std::string("--privilege needs a value (") + passes::kPrivilegeNames + ")");
+            privilege = passes::privilege_named(v);
+            if (!privilege) return usage_error("unknown privilege '" + v + "' (" + passes::kPrivilegeNames + ")");
         } else if (a == "--from") {
             if (!value(from)) return usage_error("--from needs an object file");
         } else if (a == "-o" || a == "--out") {
@@ -134,6 +145,7 @@ int cmd_gen(Args args) {
         return usage_error("unknown profile '" + profile + "' (known: " + names + ")");
     }
     if (!profile.empty() && !from.empty()) return usage_error("--profile and --from exclude each other");
+    if (privilege && (!profile.empty() || !from.empty())) return usage_error("--privilege excludes --profile and --from");
     if (!have_seed) seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
     std::fprintf(stderr, "patchfuzz gen: seed %llu\n", static_cast<unsigned long long>(seed));
 
@@ -173,12 +185,24 @@ int cmd_gen(Args args) {
         } else if (!profile.empty()) {
             c = gen::generate_profile_case(profile, s);
             how = "patchfuzz gen --profile " + profile + " --seed " + std::to_string(s);
+        } else if (privilege) {
+            Rng rng(s);
+            gen::AcceptableOptions ao;
+            ao.privilege = *privilege;
+            auto a = gen::generate_acceptable(rng, ao);
+            c.program = std::move(a.program);
+            c.inputs = std::move(a.inputs);
+            how = "patchfuzz gen --privilege " + std::string(passes::to_string(*privilege)) + " --seed " + std::to_string(s);
         } else {
             gen::RngSource src(s);
             c = gen::generate(src, opts);
             how = "patchfuzz gen --seed " + std::to_string(s) + (size ? " --size " + std::to_string(size) : "");
         }
         harness::Case kc;
+        if (privilege) {
+            kc.privilege = *privilege;
+            kc.options.privileged = passes::bpf_capable(*privilege);
+        }
         kc.comments.push_back("generated-by: " + how);
         kc.program = std::move(c.program);
         kc.inputs = std::move(c.inputs);

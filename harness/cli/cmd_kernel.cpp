@@ -72,6 +72,9 @@ constexpr const char* kUsage =
     "                      32-bit def it did not mark zext_dst, and the model does the same with the\n"
     "                      marks of passes::add_zext_marks (the verifier's marking, modelled), so the\n"
     "                      comparison checks the marks too (a case file's rnd-hi32=1 option does the same)\n"
+    "  --privilege P       load at level root (all capabilities), bpf (CAP_BPF alone) or unpriv (uid\n"
+    "                      65534, no capabilities): gen makes programs that level accepts; check and\n"
+    "                      minimize override each case's privilege= option (default: the case's, root)\n"
     "  --json              machine-readable report on stdout\n"
     "  --verbose           list agreeing cases too\n"
     "  --expect-accept     a rejected case is a failure (exit 1)\n"
@@ -107,6 +110,7 @@ struct Opts {
     std::string save;
     std::string out;
     uint64_t rounds = 16, seconds = 300;
+    std::optional<passes::Privilege> privilege;
     std::vector<std::string> files;
 };
 
@@ -144,6 +148,10 @@ int parse(Args args, Opts& o) {
             if (!value(o.save)) return usage_error("--save needs a value");
         } else if (a == "--out") {
             if (!value(o.out)) return usage_error("--out needs a value");
+        } else if (a == "--privilege") {
+            if (!value(v)) return usage_error("--privilege needs a value");
+            o.privilege = passes::privilege_named(v);
+            if (!o.privilege) return usage_error("unknown privilege '" + v + "' (" + passes::kPrivilegeNames + ")");
         } else if (a == "--run") {
             o.run = true;
         } else if (a == "--rnd-hi32") {
@@ -184,7 +192,8 @@ int parse(Args args, Opts& o) {
     return -1;
 }
 
-Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type, bool rnd_hi32) {
+Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type, bool rnd_hi32,
+                                       std::optional<passes::Privilege> privilege) {
     if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
         std::ifstream f(path, std::ios::binary);
         if (!f) return make_error(path, "cannot open");
@@ -194,12 +203,14 @@ Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_t
         std::memcpy(insns.data(), b.data(), b.size());
         kernel::KernelCase kc{path, make_program(std::move(insns)), {}};
         kc.program.prog_type = prog_type;
+        kc.privilege = privilege.value_or(passes::Privilege::Root);
         if (rnd_hi32) kernel::with_rnd_hi32(kc);
         return kc;
     }
     auto c = harness::read_case(path);
     if (!c) return c.error();
     kernel::KernelCase kc{path, std::move(c->program), std::move(c->inputs)};
+    kc.privilege = privilege.value_or(c->privilege);
     if (rnd_hi32 || c->options.test_rnd_hi32) kernel::with_rnd_hi32(kc);
     return kc;
 }
@@ -261,7 +272,7 @@ int do_check(const Opts& o) {
     if (o.files.empty()) return usage_error("check needs at least one case file");
     std::vector<kernel::KernelCase> cases;
     for (const auto& f : o.files) {
-        auto c = load_input(f, o.prog_type, o.rnd_hi32);
+        auto c = load_input(f, o.prog_type, o.rnd_hi32, o.privilege);
         if (!c) {
             std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
             return 2;
@@ -292,10 +303,12 @@ int do_gen(const Opts& o) {
     gen::AcceptableOptions go;
     go.v612 = o.kernel != "6.1";
     go.calls = o.arch != "armhf";  // the 32-bit ARM JIT has no bpf-to-bpf calls (gen/acceptable_gen.hpp)
+    go.privilege = o.privilege.value_or(passes::Privilege::Root);
     std::vector<kernel::KernelCase> cases;
     for (uint64_t i = 0; i < o.count; i++) {
         auto g = gen::generate_acceptable(rng, go);
         cases.push_back({"gen-" + std::to_string(o.seed) + "-" + std::to_string(i), std::move(g.program), std::move(g.inputs)});
+        cases.back().privilege = go.privilege;
         if (o.rnd_hi32) kernel::with_rnd_hi32(cases.back());
     }
     auto r = kernel::check_cases(cases, *co);
@@ -310,7 +323,9 @@ int do_gen(const Opts& o) {
             if (r->cases[i].agreement == kernel::Agreement::Agree && r->cases[i].runs_agree()) continue;
             const harness::Case c = kernel::as_case(
                 cases[i], o.seed,
-                {"found-by: patchfuzz kernel gen --kernel " + o.kernel + (o.arch == "amd64" ? "" : " --arch " + o.arch) + " --seed " + std::to_string(o.seed) + " (program " +
+                {"found-by: patchfuzz kernel gen --kernel " + o.kernel + (o.arch == "amd64" ? "" : " --arch " + o.arch) +
+                 " --privilege " + passes::to_string(go.privilege) +
+                 " --seed " + std::to_string(o.seed) + " (program " +
                  std::to_string(i) + "): " + std::string(kernel::to_string(r->cases[i].agreement))});
             auto s = harness::write_case_file_atomic(c, o.save + "/" + cases[i].name + ".case");
             if (!s) std::fprintf(stderr, "patchfuzz kernel: %s\n", s.error().to_string().c_str());
@@ -322,7 +337,7 @@ int do_gen(const Opts& o) {
 int do_minimize(const Opts& o) {
     if (o.files.size() != 1) return usage_error("minimize takes exactly one case file");
     const std::string& in = o.files[0];
-    auto c = load_input(in, o.prog_type, o.rnd_hi32);
+    auto c = load_input(in, o.prog_type, o.rnd_hi32, o.privilege);
     if (!c) {
         std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
         return 2;

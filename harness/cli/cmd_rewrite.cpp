@@ -1,5 +1,5 @@
 // patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32] [--passes a,b,...]
-//                     [--iter-inline v1|v3|v4|off] [--unprivileged] [--rnd-hi32 SEED] [--json]
+//                     [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv] [--rnd-hi32 SEED] [--json]
 // Runs the verifier's rewrite passes (bpf/passes/pass.hpp, kernel order) on a program with the
 // chosen patcher and arch profile and prints the result in kernel syntax, or with --json every side
 // table. Inputs without verifier facts (.s, raw bytes, .bpf.o) get them from infer_facts().
@@ -32,7 +32,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
-    "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--unprivileged]\n"
+    "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv]\n"
     "                          [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
     "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]\n"
     "\n"
@@ -49,10 +49,16 @@ constexpr const char* kUsage =
     "\n"
     "  --patcher P       incremental (kernel model, default) or batched\n"
     "  --arch A          x86_64 (default), arm64, jit32\n"
-    "  --passes LIST     comma-separated subset of: bpf_loop,dead_code,misc_fixups,iter_inline,zext\n"
+    "  --passes LIST     comma-separated subset of: const_branches,bpf_loop,dead_code,ctx_access,\n"
+    "                    misc_fixups,iter_inline,zext\n"
     "  --iter-inline V   numeric iterator inline: v4 (correct, default), v1 (bug class B3),\n"
     "                    v3 (bug class B2), off\n"
-    "  --unprivileged    unprivileged load: sanitize dead code, bounds-checked tail calls\n"
+    "  --privilege P     the loader's level (bpf/passes/privilege.hpp): root (default), bpf (CAP_BPF\n"
+    "                    alone: array lookups keep the index mask) or unpriv (also: dead code\n"
+    "                    sanitized, bounds-checked tail calls); a .case's privilege= by default.\n"
+    "                    The speculative verifier's per-insn facts come from the .case; inferred\n"
+    "                    facts have none\n"
+    "  --unprivileged    the same as --privilege unpriv\n"
     "  --rnd-hi32 SEED   BPF_F_TEST_RND_HI32 with this seed for the random upper halves\n"
     "  --loop-inline V    bpf_loop inline: buggy (the kernel's, default) or fixed (u32 nr_loops, 64-bit\n"
     "                    -E2BIG: the fix for findings 0007 and 0001-0006)\n"
@@ -212,7 +218,8 @@ struct Job {
 int cmd_rewrite(Args args) {
     std::string path, patcher_name = "incremental", arch_name = "x86_64";
     std::string passes_list, iter = "v4";
-    bool json = false, unpriv = false, have_rnd = false;
+    bool json = false, have_rnd = false;
+    std::optional<passes::Privilege> privilege;
     bool arch_given = false, iter_given = false;
     std::optional<passes::KernelProfile> kernel_profile;
     std::optional<passes::InlineFix> loop_fix, func_arg_fix;
@@ -231,7 +238,12 @@ int cmd_rewrite(Args args) {
         if (a == "--json") {
             json = true;
         } else if (a == "--unprivileged") {
-            unpriv = true;
+            privilege = passes::Privilege::Unpriv;
+        } else if (a == "--privilege") {
+            std::string v;
+            if (!value(v)) return usage_error(std::string("--privilege needs a value (") + passes::kPrivilegeNames + ")");
+            privilege = passes::privilege_named(v);
+            if (!privilege) return usage_error("unknown privilege '" + v + "' (" + passes::kPrivilegeNames + ")");
         } else if (a == "--patcher") {
             if (!value(patcher_name)) return usage_error("--patcher needs a value (incremental or batched)");
         } else if (a == "--arch") {
@@ -326,7 +338,7 @@ int cmd_rewrite(Args args) {
             }
         }
         if (!iter_given) opts.iter_inline = co.iter_inline;
-        if (!unpriv) unpriv = !co.privileged;
+        if (!privilege) privilege = c->privilege;
         if (!have_rnd && co.test_rnd_hi32) {
             have_rnd = true;
             rnd_seed = co.rnd_hi32_seed;
@@ -369,9 +381,10 @@ int cmd_rewrite(Args args) {
     }
     opts.arch = *arch;
     if (kernel_profile) opts.kernel = *kernel_profile;
+    const passes::Privilege level = privilege.value_or(passes::Privilege::Root);
     if (loop_fix) opts.loop_inline = *loop_fix;
     if (func_arg_fix) opts.func_arg_inline = *func_arg_fix;
-    opts.privileged = !unpriv;
+    opts.privileged = passes::bpf_capable(level);
     opts.test_rnd_hi32 = have_rnd;
     opts.rnd_hi32_seed = rnd_seed;
     if (have_rnd) std::fprintf(stderr, "patchfuzz rewrite: rnd_hi32 seed %llu\n", static_cast<unsigned long long>(rnd_seed));

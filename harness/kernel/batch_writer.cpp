@@ -36,6 +36,11 @@ Expected<std::vector<uint8_t>> encode_batch(const std::vector<KernelCase>& cases
         o.u32(0);  // record size, patched below
         o.u32(p.prog_type);
         o.u32(c.test_rnd_hi32 ? BPF_F_TEST_RND_HI32 : 0u);  // prog_flags
+        switch (c.privilege) {
+            case passes::Privilege::Root: o.u32(PFK_PRIV_ROOT); break;
+            case passes::Privilege::Bpf: o.u32(PFK_PRIV_BPF); break;
+            case passes::Privilege::Unpriv: o.u32(PFK_PRIV_UNPRIV); break;
+        }
         o.u32(p.len());
         o.u16(static_cast<uint16_t>(p.maps.size()));
         o.u16(static_cast<uint16_t>(p.kfuncs.size()));

@@ -32,22 +32,24 @@ TEST(BatchWriter, LayoutMatchesTheGuestFormat) {
     in.packet = {1, 2, 3};
     in.maps = {{{{0, 0, 0, 0}, {9, 9, 9, 9, 9, 9, 9, 9}}}};
     c.inputs.push_back(in);
+    c.privilege = passes::Privilege::Unpriv;
     auto b = encode_batch({c}, BatchFlags{.test_run = true});
     ASSERT_TRUE(b.ok());
     const auto& v = *b;
     EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "PFKB");
-    EXPECT_EQ(u32(v, 4), 2u);   // version
+    EXPECT_EQ(u32(v, 4), 3u);   // version
     EXPECT_EQ(u32(v, 8), 1u);   // cases
     EXPECT_EQ(u32(v, 12), 1u);  // flags: test run
     size_t r = 16;
     EXPECT_EQ(u32(v, r), v.size() - 16);  // record size
     EXPECT_EQ(u32(v, r + 4), 6u);         // prog type
-    EXPECT_EQ(u32(v, r + 12), 2u);        // insns
-    EXPECT_EQ(u16(v, r + 16), 1u);        // maps
-    EXPECT_EQ(u16(v, r + 18), 1u);        // kfuncs
-    EXPECT_EQ(u16(v, r + 20), 1u);        // runs
-    EXPECT_EQ(u16(v, r + 22), 2u);        // name length
-    size_t p = r + 24 + 2;
+    EXPECT_EQ(u32(v, r + 12), 2u);        // privilege: unpriv
+    EXPECT_EQ(u32(v, r + 16), 2u);        // insns
+    EXPECT_EQ(u16(v, r + 20), 1u);        // maps
+    EXPECT_EQ(u16(v, r + 22), 1u);        // kfuncs
+    EXPECT_EQ(u16(v, r + 24), 1u);        // runs
+    EXPECT_EQ(u16(v, r + 26), 2u);        // name length
+    size_t p = r + 28 + 2;
     EXPECT_EQ(u32(v, p), 0u);             // expected attach type: none
     EXPECT_EQ(u16(v, p + 4), 0u);         // attach target name length
     p += 6;
@@ -83,8 +85,8 @@ TEST(BatchWriter, TracingProgramsNameTheirTargetAndAreNotTestRun) {
     ASSERT_TRUE(b.ok());
     const auto& v = *b;
     const size_t r = 16;
-    EXPECT_EQ(u16(v, r + 20), 0u);  // runs: none (the kernel runs it with bpf_fentry_test2's own arguments)
-    const size_t p = r + 24 + 1;     // after the 1-byte name
+    EXPECT_EQ(u16(v, r + 24), 0u);  // runs: none (the kernel runs it with bpf_fentry_test2's own arguments)
+    const size_t p = r + 28 + 1;     // after the 1-byte name
     EXPECT_EQ(u32(v, p), static_cast<uint32_t>(BPF_TRACE_FEXIT));
     EXPECT_EQ(u16(v, p + 4), 16u);
     EXPECT_EQ(std::string(v.begin() + static_cast<long>(p) + 6, v.begin() + static_cast<long>(p) + 22), "bpf_fentry_test2");

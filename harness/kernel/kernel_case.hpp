@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bpf/interp/exec_input.hpp"
+#include "bpf/passes/privilege.hpp"
 #include "bpf/program/program.hpp"
 #include "harness/case/case_file.hpp"
 
@@ -20,6 +21,9 @@ struct KernelCase {
     // the kernel's zext marks, and the model (RewriteOptions::test_rnd_hi32) is held to them with
     // the marks in the program's aux.
     bool test_rnd_hi32 = false;
+    // The level it is loaded at in the guest (its maps are created at the same level); the model
+    // rewrites it with RewriteOptions::privileged = bpf_capable(privilege).
+    passes::Privilege privilege = passes::Privilege::Root;
 };
 
 // The .case a kernel case is written as: its program, its inputs, and rnd-hi32 when it is loaded
@@ -29,6 +33,8 @@ inline harness::Case as_case(const KernelCase& kc, uint64_t seed, std::vector<st
     c.program = kc.program;
     c.inputs = kc.inputs;
     c.options.test_rnd_hi32 = kc.test_rnd_hi32;
+    c.privilege = kc.privilege;
+    c.options.privileged = passes::bpf_capable(kc.privilege);
     c.seed = seed;
     c.comments = std::move(comments);
     return c;

@@ -86,7 +86,9 @@ const char* divergence_of(const CaseOutcome& o) {
         case Agreement::Differ: return "xlated-differ";
         case Agreement::ModelFailed: return "model-failed";
         case Agreement::Crashed: return "vm-crashed";
-        case Agreement::Agree: return o.runs_agree() ? nullptr : "run-mismatch";
+        case Agreement::Agree:
+            if (!o.runs_agree()) return "run-mismatch";
+            return o.original_runs_agree() ? nullptr : "kernel-changes-meaning";
         case Agreement::Rejected: break;
     }
     return nullptr;
@@ -103,7 +105,7 @@ std::string_view to_string(Agreement a) {
     return "?";
 }
 
-ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32, const ArchProfile& arch) {
+ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32, const ArchProfile& arch, bool privileged) {
     ModelResult r;
     r.program = original;
     // A JIT that asks for zero-extension (bpf_jit_needs_zext: armhf's) gets the verifier's
@@ -118,6 +120,7 @@ ModelResult run_model(const Program& original, passes::KernelProfile profile, bo
     passes::RewriteOptions o{.arch = arch};
     o.kernel = profile;
     o.test_rnd_hi32 = test_rnd_hi32;
+    o.privileged = privileged;
     auto res = passes::run_pipeline(r.program, *patcher, o);
     r.ok = res.outcome.ok();
     if (!r.ok) r.error = res.failed_pass + ": err " + std::to_string(res.outcome.err) + " " + res.outcome.log;
@@ -158,6 +161,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
     rep.wall_s = batch->wall_s;
     rep.boot_s = batch->first_boot_s;
     rep.guest_busy_us = batch->report.busy_us;
+    rep.facts = batch->report.facts;
     MaskFacts facts = mask_facts(batch->report.facts, batch->report.release);
     for (size_t i = 0; i < cases.size(); i++) {
         const auto& g = batch->report.cases[i];
@@ -176,7 +180,8 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
             rep.accepted++;
             o.agreement = Agreement::Agree;
             ModelResult m;
-            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32, opts.arch);
+            if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32, opts.arch,
+                                                          passes::bpf_capable(cases[i].privilege));
             if (opts.compare) {
                 if (!m.ok) {
                     o.agreement = Agreement::ModelFailed;
@@ -208,6 +213,26 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                             }
                 }
             }
+            if (opts.run) {
+                for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++)
+                    o.original_runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], cases[i].program, cases[i].inputs[k]));
+                if (!o.original_runs_agree()) rep.kernel_vs_original++;
+                const bool model_disagrees = o.agreement != Agreement::Agree || !o.runs_agree();
+                if (model_disagrees && !o.original_runs.empty()) {
+                    o.rewrite_class = o.original_runs_agree() ? "model-gap" : "kernel-finding";
+                    (o.original_runs_agree() ? rep.model_gap : rep.kernel_finding)++;
+                } else if (!model_disagrees && !o.original_runs_agree()) {
+                    // the model rewrites as the kernel does, and both change the meaning: a
+                    // kernel finding the model shares (0007's bpf_loop inline, for one)
+                    o.rewrite_class = "kernel-finding";
+                    rep.kernel_finding++;
+                    for (const auto& run : o.original_runs)
+                        if (!run.agree) {
+                            o.key = numbers_as_n(run.detail);
+                            break;
+                        }
+                }
+            }
             if (o.agreement == Agreement::Agree) rep.agree++;
             if (o.agreement == Agreement::Differ) rep.differ++;
             if (o.agreement == Agreement::ModelFailed) rep.model_failed++;
@@ -221,28 +246,35 @@ void print_case_outcome(std::ostream& out, const CaseOutcome& c) {
     out << c.name << ": " << to_string(c.agreement);
     if (c.agreement == Agreement::Rejected) out << " (rc " << c.rc << ")";
     if (c.agreement == Agreement::Agree) out << " (" << c.kernel_len << " insns, " << c.masked << " masked)";
+    if (!c.rewrite_class.empty()) out << " [" << c.rewrite_class << "]";
     out << "\n";
     if (c.agreement == Agreement::Rejected || c.agreement == Agreement::Crashed)
         for (const auto& l : c.log) out << "    | " << l << "\n";
     if (!c.diff.empty()) out << c.diff;
     for (const auto& run : c.runs)
         if (!run.agree) out << "    run " << run.input << ": " << run.detail << "\n";
+    for (const auto& run : c.original_runs)
+        if (!run.agree) out << "    kernel vs original, run " << run.input << ": " << run.detail << "\n";
+    if (!c.rewrite_class.empty()) out << "    class: " << c.rewrite_class << "\n";
 }
 
 void print_text_report(std::ostream& out, const CheckReport& r, bool verbose) {
     for (const auto& c : r.cases) {
-        bool interesting = c.agreement != Agreement::Agree || !c.runs_agree();
+        bool interesting = c.agreement != Agreement::Agree || !c.runs_agree() || !c.original_runs_agree();
         if (interesting || verbose) print_case_outcome(out, c);
     }
     for (const auto& a : r.alerts) out << "kernel: " << a << "\n";
     size_t n = r.cases.size();
-    char buf[512];
+    char buf[768];
     std::snprintf(buf, sizeof(buf),
                   "kernel %s (jit %d): %zu cases, %u boots, boot %.2f s, wall %.2f s; accepted %u (%.1f%%), agree %u, "
-                  "differ %u, model-failed %u, crashed %u, run-disagree %u; %.0f loads/s in the guest\n",
+                  "differ %u, model-failed %u, crashed %u, run-disagree %u; %.0f loads/s in the guest\n"
+                  "kernel rewrite executed: %u of the accepted change the original's results; model gaps %u, kernel "
+                  "findings %u\n",
                   r.release.c_str(), r.jit, n, r.boots, r.boot_s, r.wall_s, r.accepted, n ? 100.0 * r.accepted / n : 0.0,
                   r.agree, r.differ, r.model_failed, r.crashed, r.run_disagree,
-                  r.guest_busy_us ? 1e6 * static_cast<double>(n) / static_cast<double>(r.guest_busy_us) : 0.0);
+                  r.guest_busy_us ? 1e6 * static_cast<double>(n) / static_cast<double>(r.guest_busy_us) : 0.0,
+                  r.kernel_vs_original, r.model_gap, r.kernel_finding);
     out << buf;
 }
 
@@ -251,7 +283,15 @@ void print_json_report(std::ostream& out, const CheckReport& r) {
         << ",\"wall_s\":" << r.wall_s << ",\"boot_s\":" << r.boot_s << ",\"guest_busy_us\":" << r.guest_busy_us
         << ",\"accepted\":" << r.accepted << ",\"agree\":" << r.agree << ",\"differ\":" << r.differ
         << ",\"model_failed\":" << r.model_failed << ",\"crashed\":" << r.crashed << ",\"run_disagree\":" << r.run_disagree
-        << ",\"alerts\":[";
+        << ",\"kernel_vs_original\":" << r.kernel_vs_original << ",\"model_gap\":" << r.model_gap
+        << ",\"kernel_finding\":" << r.kernel_finding
+        << ",\"facts\":{";
+    bool first_fact = true;
+    for (const auto& [k, v] : r.facts) {
+        out << (first_fact ? "" : ",") << json_str(k) << ":" << v;
+        first_fact = false;
+    }
+    out << "},\"alerts\":[";
     for (size_t i = 0; i < r.alerts.size(); i++) out << (i ? "," : "") << json_str(r.alerts[i]);
     out << "],\"cases\":[";
     for (size_t i = 0; i < r.cases.size(); i++) {
@@ -264,7 +304,7 @@ void print_json_report(std::ostream& out, const CheckReport& r) {
         for (size_t k = 0; k < c.runs.size(); k++)
             out << (k ? "," : "") << "{\"input\":" << c.runs[k].input << ",\"agree\":" << (c.runs[k].agree ? "true" : "false")
                 << ",\"detail\":" << json_str(c.runs[k].detail) << "}";
-        out << "]}";
+        out << "],\"class\":" << json_str(c.rewrite_class) << "}";
     }
     out << "]}\n";
 }

@@ -211,5 +211,19 @@ TEST(KernelMinimize, AnAgreeingCaseIsLeftAsItIs) {
     EXPECT_EQ(m.minimized.program, original.program);
 }
 
+// The kernel's rewrite executed: an agreeing model whose kernel changes the original's results is
+// a kernel finding of its own; with the original's results kept, agreement stays agreement.
+TEST(KernelMinimize, AKernelThatChangesTheOriginalsResultsIsAFindingWithoutAModel) {
+    CaseOutcome o;
+    o.agreement = Agreement::Agree;
+    o.runs = {{0, true, ""}};
+    o.original_runs = {{0, true, ""}};
+    EXPECT_EQ(divergence_of(o), nullptr);
+    o.original_runs.push_back({1, false, "retval: kernel 4294967289, interpreter 3"});
+    EXPECT_STREQ(divergence_of(o), "kernel-changes-meaning");
+    o.runs.push_back({1, false, "retval: kernel 4294967289, interpreter 3"});
+    EXPECT_STREQ(divergence_of(o), "run-mismatch");  // the model's own disagreement comes first
+}
+
 }  // namespace
 }  // namespace patchfuzz::kernel
