@@ -1,7 +1,7 @@
 #pragma once
 // `patchfuzz kernel check`: one VM boot per batch, then per case (a) accepted by the real verifier
 // or not (with the log tail), (b) the real xlated program vs our incremental patcher's rewrite
-// under the matching kernel profile on the kernel's architecture (x86_64, arm64 or jit32 for armhf:
+// under the matching kernel profile on the kernel's architecture (x86_64, arm64, or arm32 for armhf:
 // xlated_compare.hpp), (c) with `run`, the real BPF_PROG_TEST_RUN results vs our interpreter on
 // the same inputs under that architecture's execution semantics.
 #include <cstdint>
@@ -33,6 +33,7 @@ struct RunCompare {
     uint32_t input = 0;
     bool agree = true;
     std::string detail;  // "kernel retval 3, interp 4" / map differences
+    bool compared = true;  // false: the run did what the arch leaves undefined (detail says what)
 };
 
 struct CaseOutcome {
@@ -84,6 +85,8 @@ struct CheckReport {
     double wall_s = 0, boot_s = 0;  // all boots; guest clock at loader start (first boot)
     uint64_t guest_busy_us = 0;     // load + xlated dump time inside the guest
     uint32_t accepted = 0, agree = 0, differ = 0, model_failed = 0, crashed = 0, run_disagree = 0;
+    uint32_t interpreted = 0;       // accepted, but the JIT gave up: the kernel's interpreter runs it
+    uint32_t runs_not_compared = 0; // test runs through behaviour the arch leaves undefined
     [[nodiscard]] bool ok() const { return differ == 0 && model_failed == 0 && crashed == 0 && run_disagree == 0; }
 };
 
