@@ -10,7 +10,8 @@
  * Output lines (one case = CASE, X*, LOG*, RUN/MAP*, END):
  *   @@PFK-BEGIN v=<batch version> release=<uname -r> jit=<bpf_jit_enable> cases=<n> uptime_ms=<guest clock at start>
  *   @@FACT <name> <value>                       struct offsets read from the kernel's BTF
- *   @@CASE <i> rc=<0|-errno> insns=<n> xlated=<n> verified=<n> load_us=<n> maps=<id,id|->
+ *   @@CASE <i> rc=<0|-errno> insns=<n> xlated=<n> verified=<n> load_us=<n> maps=<id,id|-> jited=<bytes>
+ *                                               (jited=0: the program runs in the interpreter)
  *   @@X <i> <hex>                               xlated bytes, at most 512 hex digits a line
  *   @@LOG <i> <text>                            verifier log tail (failures, or ALWAYS_LOG)
  *   @@RUN <i> <k> rc=<0|-errno> retval=<u32>
@@ -501,7 +502,7 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
         }
     }
     int fd = -1;
-    uint32_t nx = 0, verified = 0;
+    uint32_t nx = 0, verified = 0, jited = 0;
     struct bpf_insn *xl = NULL;
     uint64_t t0 = now_us();
     if (!rc) {
@@ -565,6 +566,7 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
             if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &ia) == 0 && info.xlated_prog_len) {
                 uint32_t len = info.xlated_prog_len;
                 verified = info.verified_insns;
+                jited = info.jited_prog_len;
                 xl = malloc(len);
                 memset(&info, 0, sizeof(info));
                 info.xlated_prog_len = len;
@@ -582,7 +584,7 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
     printf(PFK_OUT_CASE " %u rc=%d insns=%u xlated=%u verified=%u load_us=%llu maps=", idx, rc, insn_cnt, nx, verified,
            (unsigned long long)dt);
     for (unsigned m = 0; m < map_cnt; m++) printf("%s%u", m ? "," : "", maps[m].id);
-    printf("%s\n", map_cnt ? "" : "-");
+    printf("%s jited=%u\n", map_cnt ? "" : "-", jited);
     for (uint32_t off = 0; off < nx; off += 32) {
         printf(PFK_OUT_XLATED " %u ", idx);
         print_hex((const unsigned char *)xl + (size_t)off * 8, (size_t)((nx - off < 32 ? nx - off : 32) * 8));

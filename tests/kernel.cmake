@@ -60,7 +60,7 @@ set_tests_properties(kernel_arm_vm_ci PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
 
 # The `kernel` oracle of campaigns: flag errors need no VM.
 add_test(NAME fuzz_kernel_oracle_bad_tag COMMAND $<TARGET_FILE:patchfuzz> fuzz --oracles structural,kernel --kernel 5.4)
-set_tests_properties(fuzz_kernel_oracle_bad_tag PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz fuzz: --kernel takes 6.1 or 6.12")
+set_tests_properties(fuzz_kernel_oracle_bad_tag PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz fuzz: --kernel takes one of 6.1, 6.12, 7.2, 7.3 \\(for amd64\\)")
 add_test(NAME fuzz_kernel_oracle_bad_batch COMMAND $<TARGET_FILE:patchfuzz> fuzz --oracles kernel --kernel-batch 0)
 set_tests_properties(fuzz_kernel_oracle_bad_batch PROPERTIES PASS_REGULAR_EXPRESSION "--kernel-batch takes a whole number from 1 to 100000")
 

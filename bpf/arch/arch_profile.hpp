@@ -27,6 +27,11 @@ struct ArchProfile {
     // Execution semantics of the JIT (interpreter profile):
     bool movsx_as_mov = false;           // 32-bit JITs that ignore `off` on MOV (bug class B3)
     bool alu32_no_implicit_zext = false; // 32-bit ALU leaves upper half unless a zext is present
+    // A shift by a register amount of at least the operand width (64 or 32) is the JIT's own: the
+    // verifier calls it undefined (it makes the result unknown), and the 32-bit ARM JIT does not
+    // mask the amount as the ISA, x86-64 and arm64 do. The kernel oracle does not compare a run
+    // that executes one (harness/kernel/undefined_shift.hpp).
+    bool wide_shift_undefined = false;
 
     [[nodiscard]] bool jit_inlines_helper(int32_t id) const {
         for (auto h : jit_inlined_helpers)
@@ -38,7 +43,9 @@ struct ArchProfile {
 const ArchProfile& arch_x86_64();
 const ArchProfile& arch_arm64();
 const ArchProfile& arch_jit32();
-// "x86_64" | "arm64" | "jit32"
+// The 32-bit ARM JIT as a real armhf kernel shows it: jit32's zext needs, MOVSX done right.
+const ArchProfile& arch_arm32();
+// "x86_64" | "arm64" | "jit32" | "arm32"
 std::optional<ArchProfile> arch_by_name(std::string_view name);
 std::vector<std::string_view> arch_names();
 

@@ -113,6 +113,21 @@ TEST(InterpArch, Jit32KeepsUpperHalvesAndIgnoresMovsx) {
     EXPECT_EQ(run(sx, arch_jit32()).r0, 0x80000000u);
 }
 
+// arm32 = the 32-bit ARM JIT as Debian's armhf 6.12 kernel ran it (issue 23): jit32's upper halves,
+// but MOVSX sign-extends. corpus/arm/movsx-arm32.case is the program the kernel ran: r1 = 0x1ff80,
+// r2 = (s8)r1 gave -128 there, where jit32's plain move kept 0x1ff80.
+TEST(InterpArch, Arm32KeepsUpperHalvesButSignExtendsMovsx) {
+    auto prog = cat(ld64(0, 0xabcd000000000001ULL), {alu32_imm(BPF_ADD, 0, 1), exit_insn()});
+    EXPECT_EQ(run(prog, arch_arm32()).r0, 0xabcd000000000002ULL);
+    auto s8 = {mov64_imm(1, 0x1ff80), make(BPF_ALU64 | BPF_MOV | BPF_X, 0, 1, 8, 0), exit_insn()};
+    EXPECT_EQ(run(s8, arch_arm32()).r0, 0xffffffffffffff80ULL);
+    EXPECT_EQ(run(s8, arch_jit32()).r0, 0x1ff80u);
+    // ALU32 MOVSX 8: the low half sign-extended, the upper half the JIT's (no zext marker here).
+    auto w8 = cat(ld64(0, 0xabcd000000000000ULL), {mov64_imm(1, 0x1ff80), make(BPF_ALU | BPF_MOV | BPF_X, 0, 1, 8, 0), exit_insn()});
+    EXPECT_EQ(static_cast<uint32_t>(run(w8, arch_arm32()).r0), 0xffffff80u);
+    EXPECT_EQ(static_cast<uint32_t>(run(w8, arch_x86_64()).r0), 0xffffff80u);
+}
+
 TEST(InterpMemory, StackLoadsStoresAtomics) {
     // lock cmpxchg32 (conformance lock_cmpxchg32): W compares the low half of r0 only, r0 is
     // zero-extended on success.

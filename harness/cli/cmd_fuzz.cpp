@@ -46,13 +46,13 @@ void fuzz_usage(std::FILE* out) {
                  "                   `patchfuzz kernel fetch --kernel K` first\n"
                  "  --kernel K       the kernel oracle's Debian kernel: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
                  "  --kernel-arch A  the kernel oracle's architecture: amd64 (default), arm64 (6.12, 7.3) or armhf\n"
-                 "                   (6.12); the model is held to the x86_64, arm64 or jit32 profile\n"
+                 "                   (6.12); the model is held to the x86_64, arm64 or arm32 profile\n"
                  "  --kernel-profile P  the model's rewrite rules the kernel is held to: 6.1, 6.12, 7.2, 7.3, bpf-next\n"
                  "                   (default: as --kernel). Each new kernel finding is minimized in VM boots.\n"
                  "  --kernel-batch N programs per VM boot (default 200)\n"
                  "  --privilege P    the kernel oracle's loader level: root, bpf (CAP_BPF alone), unpriv, or mix\n"
                  "                   (default: the three in turn, program by program)\n"
-                 "  --arch LIST      comma list of x86_64,arm64,jit32 (default all three)\n"
+                 "  --arch LIST      comma list of x86_64,arm64,jit32,arm32 (default the first three)\n"
                  "  --profile NAME   generate programs shaped like a real workload (see `patchfuzz gen --help`)\n"
                  "  --max-insns N    size bound of random programs (default 96)\n"
                  "  --iter-inline V  which numeric-iterator inline the passes emit (default v4, the correct one)\n"
@@ -178,7 +178,7 @@ int cmd_fuzz(Args args) {
             if (!value(v)) return bad("--arch needs a list");
             cfg.run.arches = split(v);
             for (const auto& x : cfg.run.arches)
-                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (x86_64, arm64, jit32)");
+                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (x86_64, arm64, jit32, arm32)");
         } else if (a == "--profile") {
             if (!value(cfg.profile)) return bad("--profile needs a name");
             bool known = false;

@@ -63,7 +63,7 @@ constexpr const char* kUsage =
     "  --kernel T          kernel to boot: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
     "  --arch A            the kernel's Debian architecture: amd64 (default), arm64 (6.12, 7.3; booted\n"
     "                      under qemu-system-aarch64 -M virt, TCG) or armhf (6.12; qemu-system-arm -M\n"
-    "                      virt). The model follows: x86_64, arm64 or jit32 rewrites and interpreter\n"
+    "                      virt). The model follows: x86_64, arm64 or arm32 rewrites and interpreter\n"
     "                      semantics; the guest loader is cross-compiled (pfk-guest-<arch>)\n"
     "  --kernel-profile P  the model's rewrite rules: 6.1, 6.12, 7.2, 7.3 or bpf-next (default: as --kernel)\n"
     "  --cache DIR         kernel cache (default $XDG_CACHE_HOME/patchfuzz or ~/.cache/patchfuzz)\n"

@@ -98,6 +98,7 @@ Expected<GuestReport> parse_guest_output(std::string_view console) {
                 if (kv(tok, "insns", v)) num(v, c.insn_cnt);
                 if (kv(tok, "verified", v)) num(v, c.verified);
                 if (kv(tok, "load_us", v)) num(v, c.load_us);
+                if (kv(tok, "jited", v)) num(v, c.jited);
                 if (kv(tok, "maps", v) && v != "-") {
                     std::string s(v);
                     std::istringstream in(s);

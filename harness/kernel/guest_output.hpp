@@ -29,6 +29,9 @@ struct GuestCaseResult {
     int rc = 0;                 // 0 = accepted, else -errno of BPF_PROG_LOAD (or of map setup)
     uint32_t insn_cnt = 0, verified = 0;
     uint64_t load_us = 0;
+    // Bytes of machine code the JIT made; 0 when the kernel runs the program in its interpreter (a
+    // JIT that gives up on it, as the 32-bit ARM JIT does on bpf-to-bpf calls). -1: not reported.
+    int64_t jited = -1;
     std::vector<uint32_t> map_ids;     // kernel map id per Program::maps index
     std::vector<isa::Insn> xlated;
     std::vector<std::string> log;      // verifier log tail

@@ -22,7 +22,7 @@ TEST(GuestOutput, ParsesCasesXlatedLogsRunsAndMaps) {
         "@@PFK-BEGIN v=1 release=6.12.117+deb12-amd64 jit=1 cases=3 uptime_ms=2150\n"
         "@@FACT array_value_off 264\n"
         "@@FACT htab_elem_key_off 48\n"
-        "@@CASE 0 rc=0 insns=3 xlated=2 verified=3 load_us=812 maps=7,9\n"
+        "@@CASE 0 rc=0 insns=3 xlated=2 verified=3 load_us=812 maps=7,9 jited=88\n"
         "@@X 0 b7000000010000009500000000000000\n"
         "@@RUN 0 0 rc=0 retval=1\n"
         "@@MAP 0 0 1 00000000 2a00000000000000\n"
@@ -32,7 +32,7 @@ TEST(GuestOutput, ParsesCasesXlatedLogsRunsAndMaps) {
         "@@LOG 1 0: (79) r0 = *(u64 *)(r1 +0)\n"
         "@@LOG 1 R1 invalid mem access 'scalar'\n"
         "@@END 1\n"
-        "@@CASE 2 rc=0 insns=1 xlated=1 verified=1 load_us=5 maps=-\n"
+        "@@CASE 2 rc=0 insns=1 xlated=1 verified=1 load_us=5 maps=- jited=0\n"
         "@@PFK-DONE ok=2 failed=1 us=907\n";
     auto r = parse_guest_output(console);
     ASSERT_TRUE(r.ok()) << r.error().to_string();
@@ -49,6 +49,9 @@ TEST(GuestOutput, ParsesCasesXlatedLogsRunsAndMaps) {
     EXPECT_EQ(c0.rc, 0);
     EXPECT_EQ(c0.load_us, 812u);
     EXPECT_EQ(c0.map_ids, (std::vector<uint32_t>{7, 9}));
+    EXPECT_EQ(c0.jited, 88);
+    EXPECT_EQ(r->cases[1].jited, -1);  // an older loader's line: not reported
+    EXPECT_EQ(r->cases[2].jited, 0);   // the kernel interprets it
     ASSERT_EQ(c0.xlated.size(), 2u);
     EXPECT_EQ(c0.xlated[0].code, 0xb7);
     EXPECT_EQ(c0.xlated[0].imm, 1);

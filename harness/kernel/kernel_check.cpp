@@ -12,6 +12,7 @@
 #include "bpf/passes/zext_marks.hpp"
 #include "bpf/patch/patch.hpp"
 #include "harness/kernel/kernel_image.hpp"
+#include "harness/kernel/undefined_shift.hpp"
 #include "harness/kernel/xlated_compare.hpp"
 
 namespace patchfuzz::kernel {
@@ -27,6 +28,12 @@ RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, c
         rc.detail = "kernel test run failed rc=" + std::to_string(real.rc);
         return rc;
     }
+    if (arch.wide_shift_undefined)
+        if (auto where = wide_register_shift(model, in, arch)) {
+            rc.compared = false;
+            rc.detail = "not compared: " + *where + " (undefined on " + std::string(arch.name) + ")";
+            return rc;
+        }
     auto res = interp::execute(model, in, arch);
     if (res.status != interp::ExecResult::Status::Ok) {
         rc.agree = false;
@@ -178,6 +185,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
             o.agreement = Agreement::Rejected;
         } else {
             rep.accepted++;
+            if (g.jited == 0) rep.interpreted++;
             o.agreement = Agreement::Agree;
             ModelResult m;
             if (opts.compare || opts.run) m = run_model(cases[i].program, opts.profile, cases[i].test_rnd_hi32, opts.arch,
@@ -203,6 +211,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                 for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++) {
                     o.runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], exec_prog, cases[i].inputs[k], opts.arch));
                 }
+                for (const auto& run : o.runs) rep.runs_not_compared += run.compared ? 0 : 1;
                 if (!o.runs_agree()) {
                     rep.run_disagree++;
                     if (o.agreement == Agreement::Agree)
@@ -252,7 +261,7 @@ void print_case_outcome(std::ostream& out, const CaseOutcome& c) {
         for (const auto& l : c.log) out << "    | " << l << "\n";
     if (!c.diff.empty()) out << c.diff;
     for (const auto& run : c.runs)
-        if (!run.agree) out << "    run " << run.input << ": " << run.detail << "\n";
+        if (!run.agree || !run.compared) out << "    run " << run.input << ": " << run.detail << "\n";
     for (const auto& run : c.original_runs)
         if (!run.agree) out << "    kernel vs original, run " << run.input << ": " << run.detail << "\n";
     if (!c.rewrite_class.empty()) out << "    class: " << c.rewrite_class << "\n";
@@ -276,6 +285,10 @@ void print_text_report(std::ostream& out, const CheckReport& r, bool verbose) {
                   r.guest_busy_us ? 1e6 * static_cast<double>(n) / static_cast<double>(r.guest_busy_us) : 0.0,
                   r.kernel_vs_original, r.model_gap, r.kernel_finding);
     out << buf;
+    if (r.runs_not_compared)
+        out << r.runs_not_compared << " test runs not compared: they execute what the architecture leaves undefined\n";
+    if (r.interpreted)
+        out << r.interpreted << " accepted programs were not JITed (jited_prog_len 0): the kernel ran them in its interpreter\n";
 }
 
 void print_json_report(std::ostream& out, const CheckReport& r) {
@@ -285,6 +298,7 @@ void print_json_report(std::ostream& out, const CheckReport& r) {
         << ",\"model_failed\":" << r.model_failed << ",\"crashed\":" << r.crashed << ",\"run_disagree\":" << r.run_disagree
         << ",\"kernel_vs_original\":" << r.kernel_vs_original << ",\"model_gap\":" << r.model_gap
         << ",\"kernel_finding\":" << r.kernel_finding
+        << ",\"interpreted\":" << r.interpreted << ",\"runs_not_compared\":" << r.runs_not_compared
         << ",\"facts\":{";
     bool first_fact = true;
     for (const auto& [k, v] : r.facts) {
@@ -303,6 +317,7 @@ void print_json_report(std::ostream& out, const CheckReport& r) {
         out << "],\"diff\":" << json_str(c.diff) << ",\"runs\":[";
         for (size_t k = 0; k < c.runs.size(); k++)
             out << (k ? "," : "") << "{\"input\":" << c.runs[k].input << ",\"agree\":" << (c.runs[k].agree ? "true" : "false")
+                << ",\"compared\":" << (c.runs[k].compared ? "true" : "false")
                 << ",\"detail\":" << json_str(c.runs[k].detail) << "}";
         out << "],\"class\":" << json_str(c.rewrite_class) << "}";
     }

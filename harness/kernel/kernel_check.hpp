@@ -1,7 +1,7 @@
 #pragma once
 // `patchfuzz kernel check`: one VM boot per batch, then per case (a) accepted by the real verifier
 // or not (with the log tail), (b) the real xlated program vs our incremental patcher's rewrite
-// under the matching kernel profile on the kernel's architecture (x86_64, arm64 or jit32 for armhf:
+// under the matching kernel profile on the kernel's architecture (x86_64, arm64, or arm32 for armhf:
 // xlated_compare.hpp), (c) with `run`, the real BPF_PROG_TEST_RUN results vs our interpreter on
 // the same inputs under that architecture's execution semantics.
 #include <cstdint>
@@ -34,6 +34,7 @@ struct RunCompare {
     uint32_t input = 0;
     bool agree = true;
     std::string detail;  // "kernel retval 3, interp 4" / map differences
+    bool compared = true;  // false: the run did what the arch leaves undefined (detail says what)
 };
 
 struct CaseOutcome {
@@ -105,6 +106,8 @@ struct CheckReport {
     uint32_t kernel_vs_original = 0, model_gap = 0, kernel_finding = 0;
     // kernel_vs_original is not in ok(): the corpus keeps known kernel findings (0007), which a
     // check of the corpus reports without failing; campaigns file them (divergence_of).
+    uint32_t interpreted = 0;       // accepted, but the JIT gave up: the kernel's interpreter runs it
+    uint32_t runs_not_compared = 0; // test runs through behaviour the arch leaves undefined
     [[nodiscard]] bool ok() const { return differ == 0 && model_failed == 0 && crashed == 0 && run_disagree == 0; }
 };
 

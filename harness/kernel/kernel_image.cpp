@@ -64,7 +64,7 @@ std::optional<ArchBoot> arch_boot(std::string_view debian_arch) {
     static const ArchBoot boots[] = {
         {"amd64", "qemu-system-x86_64", "qemu-system-x86", "x86_64", ""},
         {"arm64", "qemu-system-aarch64", "qemu-system-arm", "arm64", "aarch64-linux-gnu-gcc"},
-        {"armhf", "qemu-system-arm", "qemu-system-arm", "jit32", "arm-linux-gnueabihf-gcc"},
+        {"armhf", "qemu-system-arm", "qemu-system-arm", "arm32", "arm-linux-gnueabihf-gcc"},
     };
     for (const auto& b : boots)
         if (b.debian_arch == debian_arch) return b;

@@ -56,7 +56,7 @@ struct ArchBoot {
     std::string_view debian_arch;    // "amd64" | "arm64" | "armhf"
     std::string_view qemu;           // qemu-system-x86_64 | qemu-system-aarch64 | qemu-system-arm
     std::string_view qemu_package;   // the Debian package shipping it
-    std::string_view model_arch;     // the model's ArchProfile (bpf/arch): x86_64 | arm64 | jit32
+    std::string_view model_arch;     // the model's ArchProfile (bpf/arch): x86_64 | arm64 | arm32
     std::string_view cross_cc;       // C compiler for the static guest loader ("" = the host's cc)
 };
 // nullopt for an unknown architecture; arch_boot_list() = "amd64, arm64, armhf".
