@@ -349,7 +349,7 @@ int cmd_rewrite(Args args) {
         if (opts.only.empty()) opts.only = co.only;
         jobs.push_back({std::move(c->program), ""});
     } else if (*fmt == InputFormat::elf) {
-        auto obj = loader::load_object(path, loader::LoadOptions{.privileged = !unpriv});
+        auto obj = loader::load_object(path, loader::LoadOptions{.privileged = passes::bypass_spec_v1(privilege.value_or(passes::Privilege::Root))});
         if (!obj) return usage_error(obj.error().to_string());
         for (size_t i = 0; i < obj->programs.size(); ++i) {
             Program p = std::move(obj->programs[i]);

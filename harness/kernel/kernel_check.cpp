@@ -224,7 +224,7 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
             }
             if (opts.run) {
                 for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++)
-                    o.original_runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], cases[i].program, cases[i].inputs[k]));
+                    o.original_runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], cases[i].program, cases[i].inputs[k], opts.arch));
                 if (!o.original_runs_agree()) rep.kernel_vs_original++;
                 const bool model_disagrees = o.agreement != Agreement::Agree || !o.runs_agree();
                 if (model_disagrees && !o.original_runs.empty()) {
