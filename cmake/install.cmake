@@ -43,7 +43,8 @@ install(TARGETS patchfuzz_plugin patchfuzz_reference_patcher ${PATCHFUZZ_REFEREN
 set(PATCHFUZZ_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/patchfuzz)
 install(EXPORT patchfuzzTargets NAMESPACE patchfuzz:: DESTINATION ${PATCHFUZZ_CMAKE_DIR})
 configure_package_config_file(${PATCHFUZZ_SOURCE_ROOT}/cmake/patchfuzzConfig.cmake.in
-                              ${CMAKE_BINARY_DIR}/cmake/patchfuzzConfig.cmake INSTALL_DESTINATION ${PATCHFUZZ_CMAKE_DIR})
+                              ${CMAKE_BINARY_DIR}/cmake/patchfuzzConfig.cmake INSTALL_DESTINATION ${PATCHFUZZ_CMAKE_DIR}
+                              PATH_VARS CMAKE_INSTALL_BINDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/patchfuzzConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/cmake/patchfuzzConfig.cmake ${CMAKE_BINARY_DIR}/cmake/patchfuzzConfigVersion.cmake
         DESTINATION ${PATCHFUZZ_CMAKE_DIR})

@@ -50,15 +50,15 @@ add_test(NAME plugin_directory_rejected
          COMMAND sh -c "'$<TARGET_FILE:patchfuzz>' fuzz --runs 1 --patcher-lib '${PATCHFUZZ_SOURCE_ROOT}/corpus' 2>&1; test $? -eq 2")
 set_tests_properties(plugin_directory_rejected PROPERTIES PASS_REGULAR_EXPRESSION "corpus: is a directory")
 # A plugin that hangs and one that writes into its (read-only) input: each ends as a finding whose
-# verdict names what the plugin did, within the test's 60 s, and the campaign ends normally (exit 1:
+# bucket and verdict name what the plugin did (one bucket per misbehaviour), within the test's 60 s, and the campaign ends normally (exit 1:
 # findings). The crash variant above runs the same path through a signal.
 foreach(misbehaviour IN ITEMS hang scribble crash)
   if(misbehaviour STREQUAL "hang")
-    set(said "hung \\(no answer within 2 s")
+    set(said "bucket: structural/plugin-hung\n.*hung \\(no answer within 2 s")
   elseif(misbehaviour STREQUAL "scribble")
-    set(said "wrote into its input")
+    set(said "bucket: structural/plugin-wrote-input\n.*wrote into its input")
   else()
-    set(said "crashed \\(signal 4, Illegal instruction\\)")
+    set(said "bucket: structural/plugin-crashed\n.*crashed \\(signal 4, Illegal instruction\\)")
   endif()
   set(out ${CMAKE_BINARY_DIR}/plugin-${misbehaviour}-finding-out)
   add_test(NAME plugin_${misbehaviour}_ends_as_a_finding

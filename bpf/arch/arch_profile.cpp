@@ -79,4 +79,10 @@ std::optional<ArchProfile> arch_by_name(std::string_view name) {
 
 std::vector<std::string_view> arch_names() { return {"x86_64", "arm64", "jit32", "arm32"}; }
 
+std::string arch_name_list() {
+    std::string s;
+    for (std::string_view n : arch_names()) s += (s.empty() ? "" : ", ") + std::string(n);
+    return s;
+}
+
 }  // namespace patchfuzz

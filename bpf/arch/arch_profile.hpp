@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -48,5 +49,7 @@ const ArchProfile& arch_arm32();
 // "x86_64" | "arm64" | "jit32" | "arm32"
 std::optional<ArchProfile> arch_by_name(std::string_view name);
 std::vector<std::string_view> arch_names();
+// "x86_64, arm64, jit32, arm32": the list error messages name
+std::string arch_name_list();
 
 }  // namespace patchfuzz

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         if (a == "--arch" || a.rfind("--arch=", 0) == 0) {
             if (a == "--arch" && i + 1 >= argc) {
-                std::fprintf(stderr, "--arch needs x86_64, arm64 or jit32\n");
+                std::fprintf(stderr, "--arch needs one of %s\n", arch_name_list().c_str());
                 return 2;
             }
             arch_name = a == "--arch" ? argv[++i] : a.substr(7);
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     }
     const auto arch = arch_by_name(arch_name);
     if (!arch) {
-        std::fprintf(stderr, "--arch: unknown arch '%s' (x86_64, arm64, jit32)\n", arch_name.c_str());
+        std::fprintf(stderr, "--arch: unknown arch '%s' (%s)\n", arch_name.c_str(), arch_name_list().c_str());
         return 2;
     }
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -248,7 +249,7 @@ public:
         if (report.failed() && !fresh.failed()) emit("N\t" + signature_of(*report.first_failure()));
         if (fresh.failed()) {
             emit("D");
-            const TriageResult tr = triage_failure(as_found(c, generated_as), fresh, brief_, cfg_.out_dir);
+            const TriageResult tr = triage_failure(as_found(c, generated_as), fresh, brief_, cfg_.out_dir, minimize_budget());
             std::fprintf(stderr, "\npatchfuzz fuzz: finding %s%s -> %s\n  replay: %s\n", tr.signature.c_str(),
                          tr.new_bucket ? " (new bucket)" : " (existing bucket)", tr.bucket_dir.c_str(),
                          tr.replay_command.c_str());
@@ -354,6 +355,14 @@ public:
         c.patches.push_back(gen::generate_patch_batch(src, c.program, bo));
     }
 
+    // Minimization stays inside --seconds (with a floor of 2 s, so that a finding made in the last
+    // moment is still shrunk a little): a patcher that hangs makes every shrink step cost a watchdog
+    // period, and the campaign must still end on time.
+    MinimizeOptions minimize_budget() const {
+        MinimizeOptions mo;
+        if (cfg_.seconds > 0) mo.max_seconds = std::clamp(cfg_.seconds - since(t0_), 2.0, mo.max_seconds);
+        return mo;
+    }
     bool stopped() const { return g_stop_campaign.load() || (cfg_.seconds > 0 && since(t0_) >= cfg_.seconds); }
 
 private:

@@ -811,7 +811,7 @@ Status Parser::options(const Section& s, Case& c) const {
             Status st;
             if (k == "arch") {
                 auto a = arch_by_name(*v);
-                if (!a) return err(l.no, vcol, "unknown arch '" + std::string(*v) + "' (x86_64, arm64, jit32)");
+                if (!a) return err(l.no, vcol, "unknown arch '" + std::string(*v) + "' (" + arch_name_list() + ")");
                 c.arch = std::string(*v);
                 c.options.arch = *a;
             } else if (k == "passes") {

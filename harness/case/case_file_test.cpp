@@ -269,9 +269,9 @@ TEST(CaseFile, ErrorsAreLocated) {
     EXPECT_EQ(parse_err(prog + "-- patches\nbatch\nremove 0\n"), "t.case:6:1: expected 'remove POS COUNT'");
     EXPECT_EQ(parse_err(prog + "-- patches\n  r0 = 1\n"), "t.case:5:1: assembly line outside a 'replace' or 'insert-before'");
     // options
-    EXPECT_EQ(parse_err(prog + "-- options\narch=sparc\n"), "t.case:5:6: unknown arch 'sparc' (x86_64, arm64, jit32)");
+    EXPECT_EQ(parse_err(prog + "-- options\narch=sparc\n"), "t.case:5:6: unknown arch 'sparc' (x86_64, arm64, jit32, arm32)");
     EXPECT_EQ(parse_err(prog + "-- options\niter-inline=v2\n"), "t.case:5:13: unknown iter-inline 'v2' (v4, v1, v3, off)");
-    EXPECT_EQ(parse_err(prog + "-- options\nkernel=5.15\n"), "t.case:5:8: unknown kernel '5.15' (bpf-next, 6.1, 6.12)");
+    EXPECT_EQ(parse_err(prog + "-- options\nkernel=5.15\n"), "t.case:5:8: unknown kernel '5.15' (bpf-next, 6.1, 6.12, 7.2, 7.3)");
     EXPECT_EQ(parse_err(prog + "-- options\nprivileged\n"), "t.case:5:1: expected key=value, got 'privileged'");
     EXPECT_EQ(parse_err(prog + "-- options\nprivilege=admin\n"), "t.case:5:11: unknown privilege 'admin' (root, bpf or unpriv)");
     EXPECT_EQ(parse_err(prog + "-- options\nprivilege=bpf privileged=0\n"),

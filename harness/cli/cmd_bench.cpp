@@ -185,7 +185,7 @@ int cmd_bench(Args args) {
             objects.push_back(*v);
         } else if (a == "--arch") {
             auto v = value("arch");
-            if (!v || !arch_by_name(*v)) return fail("--arch takes x86_64, arm64 or jit32");
+            if (!v || !arch_by_name(*v)) return fail("--arch takes one of " + arch_name_list());
             object_arch = *v;
         } else if (a == "--insns") {
             uint64_t n;

@@ -77,7 +77,7 @@ int cmd_check(Args args) {
             std::stringstream ss(args[++i]);
             std::string x;
             while (std::getline(ss, x, ',')) {
-                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (x86_64, arm64, jit32)");
+                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (" + arch_name_list() + ")");
                 cfg.arches.push_back(x);
             }
             arch_given = true;

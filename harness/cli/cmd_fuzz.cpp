@@ -178,7 +178,7 @@ int cmd_fuzz(Args args) {
             if (!value(v)) return bad("--arch needs a list");
             cfg.run.arches = split(v);
             for (const auto& x : cfg.run.arches)
-                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (x86_64, arm64, jit32, arm32)");
+                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (" + arch_name_list() + ")");
         } else if (a == "--profile") {
             if (!value(cfg.profile)) return bad("--profile needs a name");
             bool known = false;

@@ -71,7 +71,7 @@ int cmd_prove_inline(Args args) {
             if (!v) return 2;
             auto p = arch_by_name(v);
             if (!p) {
-                std::fprintf(stderr, "patchfuzz prove-inline: --arch: unknown arch '%s' (expected x86_64, arm64 or jit32)\n", v);
+                std::fprintf(stderr, "patchfuzz prove-inline: --arch: unknown arch '%s' (expected %s)\n", v, arch_name_list().c_str());
                 return 2;
             }
             o.arches.push_back(*p);

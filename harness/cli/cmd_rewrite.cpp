@@ -247,7 +247,7 @@ int cmd_rewrite(Args args) {
         } else if (a == "--patcher") {
             if (!value(patcher_name)) return usage_error("--patcher needs a value (incremental or batched)");
         } else if (a == "--arch") {
-            if (!value(arch_name)) return usage_error("--arch needs a value (x86_64, arm64 or jit32)");
+            if (!value(arch_name)) return usage_error("--arch needs a value (" + arch_name_list() + ")");
             arch_given = true;
         } else if (a == "--passes") {
             if (!value(passes_list)) return usage_error("--passes needs a comma-separated list");
@@ -291,7 +291,7 @@ int cmd_rewrite(Args args) {
     auto patcher = patch::make_patcher(patcher_name);
     if (!patcher) return usage_error("unknown patcher '" + patcher_name + "' (incremental or batched)");
     auto arch = arch_by_name(arch_name);
-    if (!arch) return usage_error("unknown arch '" + arch_name + "' (x86_64, arm64 or jit32)");
+    if (!arch) return usage_error("unknown arch '" + arch_name + "' (" + arch_name_list() + ")");
     passes::RewriteOptions opts;
     if (iter == "v4")
         opts.iter_inline = passes::IterInline::V4;

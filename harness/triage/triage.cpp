@@ -86,7 +86,7 @@ BucketClaim claim_bucket(const std::string& out_dir, const std::string& signatur
 }
 
 TriageResult triage_failure(const Case& failing, const CaseReport& report, const RunConfig& cfg,
-                            const std::string& out_dir) {
+                            const std::string& out_dir, const MinimizeOptions& minimize_opts) {
     TriageResult tr;
     const OracleVerdict* first = report.first_failure();
     PATCHFUZZ_CHECK(first != nullptr, "triage_failure called on a case that did not fail");
@@ -111,7 +111,7 @@ TriageResult triage_failure(const Case& failing, const CaseReport& report, const
         (void)write_case_file_atomic(orig, (bucket / "original.case").string());
     }
     const RunConfig narrow = narrowed(cfg, *first);
-    MinimizeResult m = minimize(failing, narrow, tr.signature);
+    MinimizeResult m = minimize(failing, narrow, tr.signature, minimize_opts);
     Case& min = m.minimized;
     tr.minimized_insns = min.program.len();
     // Determinism guard: two more replays must reproduce the signature.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/case/case_file.hpp"
+#include "harness/triage/minimize.hpp"
 #include "harness/runner/runner.hpp"
 
 namespace patchfuzz::harness {
@@ -40,7 +41,8 @@ BucketClaim claim_bucket(const std::string& out_dir, const std::string& signatur
 // (temp + fsync + rename per file) under out_dir/findings/. Duplicates are counted in the bucket's
 // `hits` file and not minimized again. Under a `cfg` without failure details, a new bucket's
 // verdict.txt comes from one more run of `failing` in full.
+// `minimize_opts` bounds the minimization (a campaign passes what is left of its --seconds).
 TriageResult triage_failure(const Case& failing, const CaseReport& report, const RunConfig& cfg,
-                            const std::string& out_dir);
+                            const std::string& out_dir, const MinimizeOptions& minimize_opts = {});
 
 }  // namespace patchfuzz::harness

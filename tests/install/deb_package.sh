@@ -9,7 +9,7 @@ deb=$(ls "$work"/patchfuzz_*.deb)
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 for lib in libbpf1 libz3-4 libelf1 libtcmalloc-minimal4 libstdc++6; do
-  echo "$depends" | grep -Eq "(^|, )$lib( |,|$)" || { echo "Depends lacks $lib"; exit 1; }
+  echo "$depends" | grep -Fq -e "$lib " -e "$lib," || [ "${depends##*, }" = "$lib" ] || { echo "Depends lacks $lib"; exit 1; }
 done
 test "$(dpkg-deb -f "$deb" Package)" = patchfuzz
 dpkg-deb -f "$deb" Version | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$'
