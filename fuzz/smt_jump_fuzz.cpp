@@ -1,4 +1,4 @@
-// Every batch the passes emit, checked by the SMT jump-target oracle against the §7 contract.
+// Every batch the passes emit, checked by the SMT jump-target oracle against the docs/patching.md §7 contract.
 #include "fuzz/fuzz_common.hpp"
 #include "gen/mutator.hpp"
 

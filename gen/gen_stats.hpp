@@ -1,7 +1,7 @@
 #pragma once
 // GenStats: what a program contains, computed from the program alone (so it works as well for
 // generated, mutated, shrunk and loaded programs). Triggers name the rewrite each construct
-// reaches (spec/patching.md §5, §8; iterators-isa-arch.md §1.7, §2.4); the coverage test
+// reaches (docs/patching.md §5, §8; docs/iterator-isa-arch.md §1.7, §2.4); the coverage test
 // requires every trigger to be reached.
 #include <array>
 #include <cstdint>

@@ -137,7 +137,7 @@ std::vector<Insn> gen_buffer(ChoiceSource& src, const Program& prog, const Layou
         }
     }
     // A verbatim copy of the patched relative insn in a non-first slot is what the jump oracle's
-    // "copied-relative-jump" intent check reports (a pass bug class, spec §8): never emit one.
+    // "copied-relative-jump" intent check reports (a pass bug class, docs/patching.md §8): never emit one.
     const Insn& orig = prog.insns[p];
     if (relative_field(orig) != RelField::None)
         for (uint32_t j = 1; j < n; ++j)
@@ -185,7 +185,7 @@ Crossing crossed_position(ChoiceSource& src, const Program& prog, const Layout& 
 constexpr uint32_t kOversized = 32768;
 
 // The size of the replacement at `huge` that gives the 16-bit jump at `k` (which crosses it)
-// exactly the S16 limit of its direction once every slot is applied (spec §6.3: the growth of
+// exactly the S16 limit of its direction once every slot is applied (docs/patching.md §6.3: the growth of
 // every patch between source and target; a plain jump to a prologue's insn skips the prologue),
 // or one past it; none when the other slots already leave no such size.
 template <class Slot>
@@ -244,7 +244,7 @@ PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const Ba
     // A 16-bit transfer across the oversized patch is left alone (like the jump it was placed
     // across): the kernel probes it at the oversized patch, before a later patch of the batch would
     // replace it, and fails there, while a displacement that no longer exists in the result fits
-    // the contract's final-image reading (spec §7.3). The two readings differ; see the report of
+    // the contract's final-image reading (docs/patching.md §7.3). The two readings differ; see the report of
     // issue 28 (an open question for the jump oracle, not a case for every campaign to hit).
     const auto spans_huge = [&](uint32_t i) {
         if (huge == UINT32_MAX || relative_field(prog.insns[i]) != RelField::Off16) return false;
@@ -262,7 +262,7 @@ PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const Ba
     uint32_t removed_total = 0;
     // Where -ERANGE is possible (an oversized patch, or a program already past 32767 insns), no
     // removals: the batched contract equals the kernel's patch-by-patch -ERANGE only for batches
-    // that do not shrink (spec/patching.md §7.3: a removal after a growing patch shrinks a
+    // that do not shrink (docs/patching.md §7.3: a removal after a growing patch shrinks a
     // displacement the kernel has already found out of range), and no kernel pass mixes them.
     const uint32_t remove_pct = huge != UINT32_MAX || len > 32767 ? 0 : o.remove_pct;
     for (uint32_t i = 0; i < len;) {
@@ -275,7 +275,7 @@ PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const Ba
         const uint32_t pct = boundary[i] ? o.boundary_pct : o.density_pct;
         if (src.draw(0, 99, Tag::Flag) >= pct) { ++i; continue; }
         // Not on a call or callback load whose target is at or before it: the kernel's copy of
-        // that insn after the prologue keeps its displacement (spec §8), a pass bug the jump
+        // that insn after the prologue keeps its displacement (docs/patching.md §8), a pass bug the jump
         // oracle reports (copied-relative-jump), not a patcher one.
         const Insn& at = prog.insns[i];
         const bool backward_ref = (is_pseudo_call(at) || is_pseudo_func(at)) && at.imm < 0;

@@ -3,7 +3,7 @@
 // .case "-- patches" section, run by the runner without the passes) and the patcher properties.
 //
 // Why: the rewrite passes only ever patch the insns they rewrite, so the side-table boundary rules
-// of spec/patching.md (an entry AT the patched insn stays: subprog starts §3.2, line info §2.2,
+// of docs/patching.md (an entry AT the patched insn stays: subprog starts §3.2, line info §2.2,
 // pokes §3.3, insn arrays §3.5; removals §4) are reached only where a pass happens to patch such an
 // insn — never for pokes, whose insn (a tail call) no pass patches after the poke exists. These
 // batches patch exactly those positions often.
@@ -38,7 +38,7 @@ struct BatchGenOptions {
     bool aim_limit = false;
     // Outgoing transfers of patch buffers reach at most this far from their patch (0: anywhere in
     // its subprog). For programs past 32767 insns: a buffer's own displacement near the S16 limit
-    // is where the kernel's generator and a deferred one may truncate differently (spec §7.3), a
+    // is where the kernel's generator and a deferred one may truncate differently (docs/patching.md §7.3), a
     // precondition the patchers' contract leaves out.
     uint32_t max_reach = 0;
     // Chance (%) that a prologue (InsertBefore) begins with a call to a later subprog: a batch

@@ -213,7 +213,7 @@ TEST(PatchBatchGen, SideTableBoundariesArePatchedOften) {
 // r0 = 0; if r0 == 0 goto +3; three adds; exit. Positions 2..4 lie inside the jump's span, so an
 // oversized replacement there makes the jump's displacement exceed 32767: bpf_patch_insn_data()
 // fails with -ERANGE ("insn 2..4 cannot be patched due to 16-bit range"), which the verifier
-// returns as -ENOMEM (spec/patching.md §2-§3). The jump itself is never patched by such a batch,
+// returns as -ENOMEM (docs/patching.md §2-§3). The jump itself is never patched by such a batch,
 // so ordinary patches around it do not change that.
 TEST(PatchBatchGen, OversizedPatchInsideAJumpSpanFailsWithErange) {
     const Program prog = make_program({mov64_imm(BPF_REG_0, 0), jmp_imm(BPF_JEQ, BPF_REG_0, 0, 3),

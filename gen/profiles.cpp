@@ -37,8 +37,8 @@ GenOptions profile_options(const ProfileSpec& spec) {
     o.exact_hash_lookups = spec.hash_lookups;
     o.prog_type = spec.prog_type;
     o.inputs = 1;
-    // one long jump: the real objects' largest displacements are about 16-17k (shared/notes/
-    // toolchain.md, measured before verification), scaled down for the smaller profiles
+    // one long jump: the real objects' largest displacements are about 16-17k (docs/workloads.md,
+    // measured before verification), scaled down for the smaller profiles
     o.far_jump_prob = 1.0;
     o.max_far_jumps = 1;
     o.far_jump_distance = std::min<uint32_t>(16500, spec.insns / 3);

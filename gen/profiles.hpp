@@ -1,7 +1,7 @@
 #pragma once
 // Profiles: generated programs shaped like named real workloads, for the patcher benchmarks.
 // Targets are the rewrite-time figures (after the verifier removed dead code), see
-// shared/notes/toolchain.md "Real workloads": pyperf180 ~24k insns / 930 hash-map lookups,
+// docs/workloads.md "Real workloads": pyperf180 ~24k insns / 930 hash-map lookups,
 // pyperf600 ~42k / 1530. strobemeta and verif_scale have no published rewrite-time lookup count:
 // their targets below are our own choice (strobemeta: 17k insns as measured before verification,
 // 200 lookups; verif_scale: the 100k-insn scale test shape, loops and 1000 lookups).

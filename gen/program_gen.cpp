@@ -29,7 +29,7 @@ constexpr uint32_t kMaxItem = 28;  // largest fixed part of any item (a new item
 constexpr uint32_t kMaxSubprogs = 6;  // besides main
 
 // Dead: a normal function called only from code the verifier never saw (Item::Dead's shape), so
-// that dead-code removal deletes the whole subprog and its func_info (spec/patching.md §4.3).
+// that dead-code removal deletes the whole subprog and its func_info (docs/patching.md §4.3).
 enum class Role : uint8_t { Main, Normal, Callback, Dead };
 
 // Items of a block. Order matters for shrinking: lower = simpler.
@@ -359,7 +359,7 @@ void Builder::function(uint32_t idx, uint32_t limit) {
     dead_ = f.role == Role::Dead;
     const uint32_t body_limit = limit > 4 ? limit - 4 : 0;
     // A function may begin with a jump or a may_goto (both paths meet at its third insn): the
-    // may_goto prologue then goes in front of a transfer, or of a patched one (spec §5.3.1).
+    // may_goto prologue then goes in front of a transfer, or of a patched one (docs/patching.md §5.3.1).
     switch (s_.pick(8, Tag::Kind)) {
         case 0: {
             const uint32_t j = emit(f, isa::jmp_imm(s_.flag() ? BPF_JEQ : BPF_JNE, R1, 0, 0));
@@ -378,7 +378,7 @@ void Builder::function(uint32_t idx, uint32_t limit) {
             // entry but a callback's, whose `data` argument no generated callback reads): a
             // prologue then goes in front of a PSEUDO_FUNC load. Only of a callback placed after
             // the function: the kernel's copy of a backward one after the may_goto prologue keeps
-            // its imm and names the wrong insn (spec §8; an open finding of issue 28, which every
+            // its imm and names the wrong insn (docs/patching.md §8; an open finding of issue 28, which every
             // campaign would otherwise hit).
             uint32_t g = 1;
             while (g < fns_.size() && (fns_[g].role != Role::Callback || place_[g] <= place_[idx])) ++g;
@@ -649,7 +649,7 @@ void Builder::loop(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t 
     if (mg != UINT32_MAX) set_target(f, mg, here(f));
 }
 
-// bpf_for(i, start, end): new / next / destroy on an 8-byte stack slot (iterators-isa-arch.md §1.6),
+// bpf_for(i, start, end): new / next / destroy on an 8-byte stack slot (docs/iterator-isa-arch.md §1.6),
 // with start/end from the edge table of §1.7 and §2.4 and garbage in the upper halves of R2/R3.
 void Builder::bpf_for(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit) {
     constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
@@ -724,7 +724,7 @@ void Builder::bpf_loop(Fn& f, uint32_t g) {
         const int32_t opts[] = {0, 1, 5, isa::kMaxLoops, isa::kMaxLoops + 1, -1};
         nr = opts[s_.pick(6, Tag::Imm)];
         // A 64-bit scalar with bits 32-63 set: the helper counts (u32)nr_loops, the inline
-        // compares all 64 bits (spec/iterators-isa-arch.md §2.4; finding 0007).
+        // compares all 64 bits (docs/iterator-isa-arch.md §2.4; finding 0007).
         upper_half = s_.chance(1, 8);
     } else {
         nr = static_cast<int32_t>(s_.draw(0, std::max<uint32_t>(1, o_.loop_iters_max), Tag::Imm));

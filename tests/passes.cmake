@@ -1,5 +1,5 @@
 # Passes area (issue 3): `patchfuzz rewrite` through the CLI — the worked example of
-# spec/patching.md §6 from a .case, real objects with both patchers giving identical output,
+# docs/patching.md §6 from a .case, real objects with both patchers giving identical output,
 # --json side tables, and every kind of bad input (exit 2, located message).
 set(PF_RW ${CMAKE_BINARY_DIR}/passes_cli)
 if(NOT DEFINED PF_OBJ)
@@ -7,7 +7,7 @@ if(NOT DEFINED PF_OBJ)
 endif()
 file(MAKE_DIRECTORY ${PF_RW})
 file(WRITE ${PF_RW}/worked.case
-"# spec/patching.md §6: udiv guard at 2, hash lookup inline at 4
+"# docs/patching.md §6: udiv guard at 2, hash lookup inline at 4
 -- program name=worked
 r1 = 0
 if r1 == 0x0 goto pc+3

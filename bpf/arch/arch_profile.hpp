@@ -1,6 +1,6 @@
 #pragma once
 // ArchProfile: the JIT capability answers that change the verifier's rewrites
-// (spec/patching.md §5.4) and how a JIT executes the result (iterators-isa-arch.md §4).
+// (docs/patching.md §5.4) and how a JIT executes the result (docs/iterator-isa-arch.md §4).
 // A plain value: passes and the interpreter ask it, never #ifdef.
 #include <cstdint>
 #include <optional>

@@ -4,7 +4,7 @@
 
 namespace patchfuzz::interp {
 
-// x86-64: L_sf 0 (memory renaming), W 6, kfunc call 2.3, subprog call 3.0 (§5.2, fitted).
+// x86-64: L_sf 0 (memory renaming), W 6, kfunc call 2.3, subprog call 3.0 (docs/iterator-isa-arch.md §5.2, fitted).
 const CostParams& cost_x86_64() {
     static const CostParams p{.arch = "x86_64", .width = 6, .l_sf = 0, .c_kfunc = 2.3, .c_subprog = 3.0, .c_helper = 2.3,
                               .ja0_insns = 0};

@@ -1,5 +1,5 @@
 #pragma once
-// Per-arch cost model (iterators-isa-arch.md §5): a scoreboard that counts cycles while the
+// Per-arch cost model (docs/iterator-isa-arch.md §5): a scoreboard that counts cycles while the
 // interpreter runs. Each register and each 8-byte stack slot has a ready cycle; an instruction
 // issues in order from a front end that accepts W instructions per cycle, starts when its
 // operands are ready and finishes after its latency; a load from a slot that an earlier store

@@ -1423,7 +1423,7 @@ bool Machine::call_kfunc(uint32_t pc, int32_t btf_id) {
         if (auto i = kfunc::by_btf_id(btf_id)) kind = i->kind;
     switch (kind) {
         case kfunc::Kind::IterNumNew: {
-            // bpf_iter_num_new (kernel/bpf/bpf_iter.c, v4 text; §1.2): int start/end in w2/w3.
+            // bpf_iter_num_new (kernel/bpf/bpf_iter.c, v4 text; docs/iterator-isa-arch.md §1.2): int start/end in w2/w3.
             uint8_t* p = mem_.translate(r_[1], 8, true);
             if (!p) {
                 fault(pc, "bpf_iter_num_new: iterator pointer " + hex(r_[1]) + " is not 8 writable bytes");

@@ -1,6 +1,6 @@
 // Interpreter semantics: ISA edge cases (RFC 9669 §4), arch profiles, faults as results, calls and
 // frames, helper and kfunc models, the loop shapes. Expected values come from the ISA text and
-// iterators-isa-arch.md tables, not from the interpreter. No RapidCheck (runs on arm64 under qemu).
+// docs/iterator-isa-arch.md tables, not from the interpreter. No RapidCheck (runs on arm64 under qemu).
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Hand-built programs of the loop shapes the interpreter, the cost model, the execution
-// differential and the benchmarks run (iterators-isa-arch.md §1.6, §5.1):
+// differential and the benchmarks run (docs/iterator-isa-arch.md §1.6, §5.1):
 //  * iter_sum: bpf_for-shaped: iterator slot at fp-8, new(start, end), next until NULL summing the
 //    values (at most max_iters), one more next after the loop (sticky NULL), destroy.
 //  * bpf_for: the inner loop of the seed benchmark (tools/testing/selftests/bpf/progs/

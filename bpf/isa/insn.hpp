@@ -2,7 +2,7 @@
 // The instruction as the kernel stores it: the uapi `struct bpf_insn` (linux/bpf.h), used as is.
 // This header adds (a) the encodings newer than the 6.1 uapi headers on Debian 12 and the
 // kernel-internal ones (include/linux/filter.h), guarded so a newer uapi wins, (b) small queries
-// that name the shapes the patcher cares about (spec/patching.md §1.2-1.3), and (c) builders that
+// that name the shapes the patcher cares about (docs/patching.md §1.2-1.3), and (c) builders that
 // read like assembly, for tests and passes.
 #include <linux/bpf.h>
 
@@ -38,7 +38,7 @@ inline constexpr uint8_t kModeProbeMem32Sx = 0x20; // unused here; named for com
 inline constexpr uint8_t kModeProbeAtomic = 0xe0;  // BPF_PROBE_ATOMIC
 inline constexpr uint8_t kModeNospec = 0xc0;       // BPF_NOSPEC: ST|NOSPEC = 0xc2, the speculation barrier
 // BPF_REG_AX: MAX_BPF_REG in torvalds include/linux/filter.h (= 11). Trees with BPF_REG_PARAMS
-// differ (spec/patching.md §1.1); we model the torvalds numbering.
+// differ (docs/patching.md §1.1); we model the torvalds numbering.
 inline constexpr uint8_t kRegAx = 11;
 inline constexpr uint8_t kRegFp = 10;
 inline constexpr int32_t kMaxLoops = 8 * 1024 * 1024;  // BPF_MAX_LOOPS (include/linux/bpf.h)
@@ -80,7 +80,7 @@ constexpr bool is_cond_jump(const Insn& i) {
     return false;
 }
 
-// What a relative transfer stores its displacement in (spec/patching.md §1.2).
+// What a relative transfer stores its displacement in (docs/patching.md §1.2).
 enum class RelField { None, Off16, Imm32 };
 // Which displacement field bpf_adj_branches() would adjust for this insn (None: not relative).
 constexpr RelField relative_field(const Insn& i) {

@@ -1,7 +1,7 @@
 #pragma once
 // insn_has_def32() of kernel/bpf/verifier.c: does the insn write a 32-bit subregister (so a JIT
 // that needs explicit zero-extension must add it)? A purely syntactic test; the patchers use it to
-// set aux.zext_dst of every slot they write (spec/patching.md §3.1), discarding liveness, and the
+// set aux.zext_dst of every slot they write (docs/patching.md §3.1), discarding liveness, and the
 // interpreter to apply zext_dst marks (interp::ZextMarks).
 #include "bpf/isa/insn.hpp"
 

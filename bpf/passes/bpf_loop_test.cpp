@@ -1,4 +1,4 @@
-// Pass "bpf_loop": the 19-insn shape of spec/patching.md §5.2, the callback imm, stack growth.
+// Pass "bpf_loop": the 19-insn shape of docs/patching.md §5.2, the callback imm, stack growth.
 // Every expected insn is written by hand from the spec text.
 #include <cerrno>
 

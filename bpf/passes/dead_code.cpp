@@ -1,6 +1,6 @@
 // Pass "dead_code": the privileged trio bpf_opt_hard_wire_dead_code_branches(),
 // bpf_opt_remove_dead_code(), bpf_opt_remove_nops() (kernel/bpf/fixups.c), or for unprivileged
-// loads sanitize_dead_code() (kernel/bpf/verifier.c). spec/patching.md §4.6.
+// loads sanitize_dead_code() (kernel/bpf/verifier.c). docs/patching.md §4.6.
 #include <algorithm>
 #include <vector>
 

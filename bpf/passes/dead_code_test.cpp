@@ -1,5 +1,5 @@
 // Pass "dead_code": hard-wired branches, removal of unseen runs with every side table, nop removal
-// with the may_goto rescan rule, and sanitize_dead_code for unprivileged loads (spec §4).
+// with the may_goto rescan rule, and sanitize_dead_code for unprivileged loads (docs/patching.md §4).
 #include "bpf/passes/passes_test_util.hpp"
 
 namespace patchfuzz::passes::testing {

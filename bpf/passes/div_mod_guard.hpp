@@ -1,6 +1,6 @@
 #pragma once
 // The division/modulo guards of bpf_do_misc_fixups() (kernel/bpf/fixups.c, rows c and d of
-// spec/patching.md §5.3): X-form DIV/MOD/SDIV/SMOD become guarded sequences that never divide by 0
+// docs/patching.md §5.3): X-form DIV/MOD/SDIV/SMOD become guarded sequences that never divide by 0
 // or compute MIN / -1; K-form SDIV/SMOD by -1 become NEG / `w_dst = 0`.
 #include <vector>
 

@@ -1,5 +1,5 @@
 // Shapes of the helper-call rows n, o, t-y of bpf_do_misc_fixups() (kernel/bpf/fixups.c), written
-// from spec/patching.md §5.3. Where 6.1 / 6.12 differ from bpf-next: the tracing context word at
+// from docs/patching.md §5.3. Where 6.1 / 6.12 differ from bpf-next: the tracing context word at
 // ctx[-8] held only nr_args before bpf-next packed more into it (hence no `&= 0xff` there), and
 // tp_btf (RAW_TP) programs gained constant-folded get_func_arg / get_func_arg_cnt in bpf-next.
 #include "bpf/passes/helper_call_inlines.hpp"

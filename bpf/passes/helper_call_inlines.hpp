@@ -1,5 +1,5 @@
 #pragma once
-// The helper-call rows of bpf_do_misc_fixups() (kernel/bpf/fixups.c; spec/patching.md §5.3) that
+// The helper-call rows of bpf_do_misc_fixups() (kernel/bpf/fixups.c; docs/patching.md §5.3) that
 // are not map related: n (prog->aux argument), o (per-CPU allocation pointer), t-w (tracing
 // get_func_arg / get_func_ret / get_func_arg_cnt / get_func_ip), x (get_branch_snapshot),
 // y (kptr_xchg). Pure shape emitters in patch-local encoding; the pass decides when they fire.

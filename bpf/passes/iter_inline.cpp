@@ -96,7 +96,7 @@ public:
     PatchOutcome run(Program& prog, patch::Patcher& patcher, const RewriteOptions& opts) const override {
         if (opts.iter_inline == IterInline::Off) return {};
         // The inlining series is in bpf-next and 7.3 (measured on 7.3.4; 7.2.13 keeps the calls): 6.12 keeps bpf_iter_num_{new,next,destroy} as kfunc
-        // calls (measured on 6.12.117, kernel-vm notes §4); 6.1 has no inline either.
+        // calls (measured on 6.12.117, harness/kernel/README.md "Model profiles"); 6.1 has no inline either.
         if (opts.kernel != KernelProfile::BpfNext && opts.kernel != KernelProfile::K7_3) return {};
         patch::PatchBatch batch;
         const uint32_t n = prog.len();

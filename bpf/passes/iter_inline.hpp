@@ -1,5 +1,5 @@
 #pragma once
-// Numeric open-coded iterator inlining (iterators-isa-arch.md §2): bpf_iter_num_new/next/destroy
+// Numeric open-coded iterator inlining (docs/iterator-isa-arch.md §2): bpf_iter_num_new/next/destroy
 // kfunc calls replaced by straight-line BPF. V4 is the sequence Linux 7.3.4 emits (its xlated code,
 // measured under qemu: harness/kernel/README.md "Linux 7.x"); V1 and V3 reconstruct the bug
 // classes the review found (B3, B2) on the same skeleton.
@@ -29,7 +29,7 @@ std::vector<isa::Insn> emit_iter_num_new(IterInline v);
 // s>= end -> slot (0,0), R0 = 0; else cur += 1, R0 = R1 (64-bit pointer to cur).
 std::vector<isa::Insn> emit_iter_num_next(IterInline v);
 // destroy: a single `ja +0` placeholder (a fixup that returns 0 insns keeps the call; nop removal
-// ran before do_misc_fixups, so the placeholder survives, as iterators-isa-arch.md §2.1 says).
+// ran before do_misc_fixups, so the placeholder survives, as docs/iterator-isa-arch.md §2.1 says).
 std::vector<isa::Insn> emit_iter_num_destroy(IterInline v);
 
 }  // namespace patchfuzz::passes

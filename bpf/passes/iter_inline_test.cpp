@@ -1,5 +1,5 @@
 // Pass "iter_inline" and its emitters: exact shapes, and the V4 sequence evaluated on the concrete
-// vectors of iterators-isa-arch.md §1.7 (plus the bug-class triggers of §2.4 for V1 and V3) with a
+// vectors of docs/iterator-isa-arch.md §1.7 (plus the bug-class triggers of §2.4 for V1 and V3) with a
 // tiny local evaluator (the real interpreter is another module).
 #include <cerrno>
 #include <climits>
@@ -304,7 +304,7 @@ TEST(IterInlinePass, OffLeavesTheCalls) {
     EXPECT_TRUE(same_insns(p.insns, before));
 }
 
-// 6.12 keeps the three kfunc calls (measured under qemu, kernel-vm notes §4): the inline is
+// 6.12 keeps the three kfunc calls (measured under qemu, harness/kernel/README.md "Model profiles"): the inline is
 // bpf-next only, whatever --iter-inline says.
 TEST(IterInlinePass, OnlyBpfNextInlines) {
     for (auto k : {KernelProfile::K6_12, KernelProfile::K6_1}) {

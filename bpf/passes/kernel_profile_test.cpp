@@ -1,5 +1,5 @@
 // RewriteOptions::kernel: the rows where bpf-next, 6.12 and 6.1 rewrite differently (issue 9
-// findings measured under qemu, harness/kernel/README.md; kernel-vm notes §4). Every expected shape
+// findings measured under qemu, harness/kernel/README.md "Model profiles"). Every expected shape
 // is written by hand from those observations.
 #include <cerrno>
 

@@ -1,4 +1,4 @@
-// Models bpf_gen_ld_abs() (net/core/filter.c), written from spec/patching.md §5.3 row f.
+// Models bpf_gen_ld_abs() (net/core/filter.c), written from docs/patching.md §5.3 row f.
 #include "bpf/passes/ld_abs.hpp"
 
 #include "bpf/passes/internal_calls.hpp"

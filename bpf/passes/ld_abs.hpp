@@ -1,5 +1,5 @@
 #pragma once
-// Row f of bpf_do_misc_fixups() (spec/patching.md §5.3): classic-BPF packet loads LD|ABS and LD|IND
+// Row f of bpf_do_misc_fixups() (docs/patching.md §5.3): classic-BPF packet loads LD|ABS and LD|IND
 // are replaced by env->ops->gen_ld_abs(); for socket filters and tc programs that is
 // bpf_gen_ld_abs() (net/core/filter.c), the only implementation.
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // The map_gen_lookup() inlines of bpf_map_lookup_elem (kernel/bpf/hashtab.c, arraymap.c;
-// spec/patching.md §5.3.2), as used by bpf_do_misc_fixups() row p.
+// docs/patching.md §5.3.2), as used by bpf_do_misc_fixups() row p.
 #include <vector>
 
 #include "bpf/arch/arch_profile.hpp"

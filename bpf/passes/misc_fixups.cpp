@@ -1,5 +1,5 @@
 // Pass "misc_fixups": models bpf_do_misc_fixups() (kernel/bpf/fixups.c) for the rows of
-// spec/patching.md §5.3: the pre-loop add_hidden_subprog (hidden exception callback), a
+// docs/patching.md §5.3: the pre-loop add_hidden_subprog (hidden exception callback), a
 // (address-space cast), b (needs_zext narrowing), c/d (div/mod guards), e (PROBE_MEM guard), f
 // (LD_ABS/IND via gen_ld_abs), g (Spectre v1 pointer-arith masking), h/h' (may_goto) with the
 // post-loop counter prologue, i (bpf-next per-CPU ld_imm64), j (cast_to_kern_ctx / rdonly_cast),
@@ -44,7 +44,7 @@ std::vector<Insn> probe_mem_guard(const Insn& insn, uint64_t limit) {
 }
 
 // Rows h/h': the expansion of `may_goto off` (patch-local: the outgoing jump at [1] is computed
-// from the original off, the generator contract of spec §7.2).
+// from the original off, the generator contract of docs/patching.md §7.2).
 std::vector<Insn> may_goto_expansion(const Insn& insn, uint32_t depth, bool timed) {
     const int32_t slot = -static_cast<int32_t>(depth) - (timed ? 16 : 8);
     const int32_t x = insn.off >= 0 ? insn.off + (timed ? 5 : 2) : insn.off - 1;
@@ -159,7 +159,7 @@ public:
                 // c, d: div/mod
                 if (is_alu_class(insn) && (op(insn) == BPF_DIV || op(insn) == BPF_MOD)) {
                     // cpu v4 sdiv/smod (off 1) postdate 6.1: it rejects them with a clean verifier
-                    // log (kernel-vm notes §1, progs-extra/sdiv_v4, measured).
+                    // log (harness/kernel/README.md "Model profiles", measured).
                     if (insn.off == 1 && opts.kernel == KernelProfile::K6_1)
                         return fail(-EINVAL, "insn " + std::to_string(i) + ": sdiv/smod needs cpu v4 (not in 6.1)");
                     auto g = emit_div_mod_guard(insn);
@@ -192,7 +192,7 @@ public:
                 }
                 // h, h': may_goto
                 if (is_may_goto(insn)) {
-                    // may_goto postdates 6.1: it rejects the opcode (kernel-vm notes §1, measured).
+                    // may_goto postdates 6.1: it rejects the opcode (harness/kernel/README.md "Model profiles", measured).
                     if (opts.kernel == KernelProfile::K6_1)
                         return fail(-EINVAL, "insn " + std::to_string(i) + ": may_goto is unknown to 6.1");
                     const bool timed = arch.timed_may_goto;
@@ -327,8 +327,8 @@ private:
             return {};
         }
         // r, s: x86-64 verifier-side helper inlines (SMP kernel)
-        // 6.1 has neither row (no per-CPU insn there, profile_arch; 6.1 keeps the helper call, kernel-vm
-        // notes §4). Row r came with `w0 = &cpu_number` (BPF_MOV32_IMM, measured on
+        // 6.1 has neither row (no per-CPU insn there, profile_arch; 6.1 keeps the helper call, harness/kernel/README.md
+        // "Model profiles"). Row r came with `w0 = &cpu_number` (BPF_MOV32_IMM, measured on
         // 6.12.117); a 2025 verifier.c change made it BPF_MOV64_IMM (bpf-next). Row s (current
         // task) is a 2025 addition: bpf-next only.
         if (arch.verifier_inlines_helpers && arch.jit_requested && arch.supports_percpu_insn && is_verifier_inlined_helper(insn.imm)) {

@@ -1,5 +1,5 @@
 #pragma once
-// The opcodes that the per-insn rows of bpf_do_misc_fixups() (misc_fixups.cpp, spec/patching.md
+// The opcodes that the per-insn rows of bpf_do_misc_fixups() (misc_fixups.cpp, docs/patching.md
 // §5.3) can act on: every row but b starts by testing the opcode (and only then the other fields,
 // the aux data or the options), so an insn whose opcode no row names passes the whole chain
 // untouched. Row b (needs_zext narrowing) is the exception: it acts on any ALU64 insn whose aux

@@ -1,5 +1,5 @@
 // Pass "misc_fixups", rows f, g, i, n, o, t-y, z and the hidden exception callback of
-// spec/patching.md §5.3: every expected sequence is written by hand from the spec table, jump
+// docs/patching.md §5.3: every expected sequence is written by hand from the spec table, jump
 // displacements after patching computed by hand. run() (passes_test_util.hpp) also checks that the
 // incremental patcher, the batched patcher and the test double agree on every program; each program
 // mixes the row with a jump across it and usually another rewrite.

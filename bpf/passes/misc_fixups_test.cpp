@@ -1,4 +1,4 @@
-// Pass "misc_fixups": the do_misc_fixups rows of spec/patching.md §5.3, each shape written by hand
+// Pass "misc_fixups": the do_misc_fixups rows of docs/patching.md §5.3, each shape written by hand
 // from the spec table, jump targets after patching computed by hand, arch differences.
 #include <cerrno>
 
@@ -18,7 +18,7 @@ MapDef map(uint32_t type, uint32_t key, uint32_t value, uint32_t max, uint32_t f
     return MapDef{.name = "m", .type = type, .key_size = key, .value_size = value, .max_entries = max, .map_flags = flags};
 }
 
-// spec §6: the worked example, through the pass (A = udiv guard, B = hash lookup inline).
+// docs/patching.md §6: the worked example, through the pass (A = udiv guard, B = hash lookup inline).
 Program worked_example() {
     Program p = make_program({
         mov64_imm(1, 0),                          // 0

@@ -1,7 +1,7 @@
 #pragma once
 // A rewrite pass: decides from the program and its aux data, as the kernel does, and hands
 // PatchBatches to whichever Patcher it is given (it cannot tell which; it never reads patched
-// code back within one batch). Passes run in the kernel's order (spec/patching.md §5.1).
+// code back within one batch). Passes run in the kernel's order (docs/patching.md §5.1).
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -18,7 +18,7 @@ namespace patchfuzz::passes {
 using patch::PatchBatch;
 using patch::PatchOutcome;
 
-// Which numeric-iterator inline to emit (iterators-isa-arch.md §2). V4 is the correct one; V1 and
+// Which numeric-iterator inline to emit (docs/iterator-isa-arch.md §2). V4 is the correct one; V1 and
 // V3 reconstruct the bug classes found in review; Off leaves the kfunc calls alone.
 enum class IterInline : uint8_t { V4, V1, V3, Off };
 

@@ -1,6 +1,6 @@
 #pragma once
 // TEST DOUBLE for the pass tests only (not linked into any library): a small incremental patcher
-// written from spec/patching.md §2-§4 and §3.7 (bpf_patch_insn_data, verifier_remove_insns,
+// written from docs/patching.md §2-§4 and §3.7 (bpf_patch_insn_data, verifier_remove_insns,
 // adjust_jmp_off) checked against the real ones on every pass test. The real patchers (bpf/patch/) replace it
 // in the pipeline-equivalence tests once they exist; the pass tests compare against hand-written
 // expectations, never against this code's output.

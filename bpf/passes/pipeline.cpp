@@ -1,4 +1,4 @@
-// run_pipeline(): the rewrite passes in the order bpf_check() runs them (spec/patching.md §5.1):
+// run_pipeline(): the rewrite passes in the order bpf_check() runs them (docs/patching.md §5.1):
 // the 7.x constant-branch folding before the main walk (const_branches.cpp), bpf_optimize_bpf_loop, dead code (privileged removal or sanitize), do_misc_fixups (whose kfunc
 // fixup hosts the iterator inline; a separate pass here so it can be selected), zext.
 #include <algorithm>

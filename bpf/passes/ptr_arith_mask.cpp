@@ -1,5 +1,5 @@
 // Models the pointer-arithmetic masking block of bpf_do_misc_fixups() (kernel/bpf/fixups.c),
-// written from spec/patching.md §5.3 row g.
+// written from docs/patching.md §5.3 row g.
 #include "bpf/passes/ptr_arith_mask.hpp"
 
 namespace patchfuzz::passes {

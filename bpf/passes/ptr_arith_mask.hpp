@@ -1,5 +1,5 @@
 #pragma once
-// Row g of bpf_do_misc_fixups() (spec/patching.md §5.3): Spectre v1 masking of pointer arithmetic.
+// Row g of bpf_do_misc_fixups() (docs/patching.md §5.3): Spectre v1 masking of pointer arithmetic.
 // An ALU64 ADD/SUB X on which the verifier recorded an alu_state (sanitize_ptr_alu()) gets its
 // offset register clamped to [0, alu_limit] through AX before the (rewritten) insn runs.
 #include <cstdint>

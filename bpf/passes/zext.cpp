@@ -1,4 +1,4 @@
-// Pass "zext": models bpf_opt_subreg_zext_lo32_rnd_hi32() (kernel/bpf/fixups.c; spec §5.5).
+// Pass "zext": models bpf_opt_subreg_zext_lo32_rnd_hi32() (kernel/bpf/fixups.c; docs/patching.md §5.5).
 // zext_dst insns get [insn, zext marker] when the JIT needs explicit zero-extension (or always for
 // CMPXCHG, never after kfunc calls); with BPF_F_TEST_RND_HI32 the other 32-bit defs get their upper
 // half poisoned: [insn, AX = rnd, AX <<= 32, dst |= AX]. get_random_u32() is replaced by an Rng

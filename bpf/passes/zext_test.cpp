@@ -1,5 +1,5 @@
 // Pass "zext": zext markers where the arch needs them (and for CMPXCHG everywhere), none after kfunc
-// calls, and the BPF_F_TEST_RND_HI32 poisoning with a deterministic seed (spec §5.5).
+// calls, and the BPF_F_TEST_RND_HI32 poisoning with a deterministic seed (docs/patching.md §5.5).
 #include <cerrno>
 
 #include "bpf/kfunc/kfunc_table.hpp"

@@ -1,4 +1,4 @@
-// The batched patcher: the deferred patch list applied in ONE pass (spec/patching.md §6.3, §7).
+// The batched patcher: the deferred patch list applied in ONE pass (docs/patching.md §6.3, §7).
 // Work is O(N + inserted) plus O(side tables + M) for the table sweeps, and it produces exactly what
 // the incremental patcher (the kernel applying the same patches one by one) produces: insns, every
 // side table, and the same -ERANGE failure with the same log line.

@@ -1,5 +1,5 @@
 // The incremental patcher: a bit-exact model of how the kernel applies one patch at a time
-// (spec/patching.md §2-§4). Every patch costs what it costs the kernel: the aux array is
+// (docs/patching.md §2-§4). Every patch costs what it costs the kernel: the aux array is
 // reallocated, the insn tail is moved, the whole program is walked for branch fix-ups, and every
 // side table is scanned. A batch is applied the way every verifier pass loops: ascending original
 // positions with a running delta (§5.1).

@@ -1,5 +1,5 @@
 #pragma once
-// The closed-form index map S of a batch (spec/patching.md §6.3, §7.1): where every original index
+// The closed-form index map S of a batch (docs/patching.md §6.3, §7.1): where every original index
 // ends up after the whole batch is applied the kernel's way (ascending, running delta).
 //
 //   S[k] = k + sum(growth of patches with pos < k)       for k in [0, old_len] not removed,

@@ -1,18 +1,18 @@
 #pragma once
-// The patch requests both patchers take, and the Patcher interface (spec/patching.md §2-§4, §7).
+// The patch requests both patchers take, and the Patcher interface (docs/patching.md §2-§4, §7).
 //
 // Coordinates: every Patch in a PatchBatch names positions in the program the batch is applied to
-// (the pass's input: "original" coordinates of spec §7), sorted by `pos`, at most one patch per
+// (the pass's input: "original" coordinates of docs/patching.md §7), sorted by `pos`, at most one patch per
 // position, removal ranges disjoint from every other patch.
 //
-// Jump encoding inside Patch::insns is patch-local (the generator contract of spec §7.2): a
+// Jump encoding inside Patch::insns is patch-local (the generator contract of docs/patching.md §7.2): a
 // relative transfer (isa::relative_field() != None) at slot j with displacement d names the local
 // index L = j + d + 1.  0 <= L < n: a slot of this patch (kept verbatim by both patchers).
 // L >= n: original index pos + 1 + (L - n).  L < 0: original index pos + L.
 // The incremental patcher turns outgoing transfers into the current coordinates the kernel's own
 // generator would have used at that moment (backward targets already moved by earlier patches),
 // then applies the patch exactly as bpf_patch_insn_data() does; the batched patcher maps them
-// through the closed-form index map S of spec §7.1. Both must produce identical Programs.
+// through the closed-form index map S of docs/patching.md §7.1. Both must produce identical Programs.
 //
 // Details both patchers implement identically (see bpf/patch/index_map.hpp for S):
 //  * "relative transfer" is the set bpf_adj_branches() adjusts (patch_rules.hpp adj_field(); equal to

@@ -1,4 +1,4 @@
-// spec/patching.md §6: the worked example, step by step, for both patchers. Every expected value
+// docs/patching.md §6: the worked example, step by step, for both patchers. Every expected value
 // below is copied from the tables of §6.1, §6.2 and §6.3, not computed by the code under test.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Instruction classifications both patchers share, stated as the kernel's branch walkers see them
-// (spec/patching.md §2.1, §3.7). Kept in one place so the two patchers cannot disagree on what is
+// (docs/patching.md §2.1, §3.7). Kept in one place so the two patchers cannot disagree on what is
 // relative.
 #include <array>
 #include <cstdint>
@@ -75,7 +75,7 @@ inline int64_t local_len(const Patch& p) {
                                              : static_cast<int64_t>(p.insns.size());
 }
 
-// The outcome both patchers report for a failed patch (spec §3: callers turn NULL into -ENOMEM).
+// The outcome both patchers report for a failed patch (docs/patching.md §3: callers turn NULL into -ENOMEM).
 PatchOutcome erange_outcome(const Patch& p, uint32_t orig_idx);
 PatchOutcome invalid_outcome(const std::string& msg);
 

@@ -1,4 +1,4 @@
-// Hand-checked single rules of spec/patching.md §3.7 (prologue redirect) and §4 (removal), for both
+// Hand-checked single rules of docs/patching.md §3.7 (prologue redirect) and §4 (removal), for both
 // patchers. Expected values are worked out by hand from the spec text (comments show the steps).
 #include <gtest/gtest.h>
 

@@ -81,7 +81,7 @@ constexpr std::array<Simple, 15> kPatchCells = {{
     {"patch/insert-at-subprog", "InsertBefore at a subprog start > 0 (may_goto prologue)", "§5.3.1, §3.7"},
     {"patch/insert-on-jump", "InsertBefore on an insn that is itself a relative transfer", "§3.7 the copied insn is examined like any other"},
     {"patch/insert-other", "InsertBefore anywhere else", "§3.7",
-     "the kernel inserts prologues only at insn 0 and at subprog starts (spec §3.7), and the jump oracle's "
+     "the kernel inserts prologues only at insn 0 and at subprog starts (docs/patching.md §3.7), and the jump oracle's "
      "intent checks assume those places"},
     {"patch/remove-partial", "Remove inside a subprog (neither its head nor up to the next start)", "§4.1, §4.3"},
     {"patch/remove-head", "Remove starting at a subprog start, not the whole subprog", "§4.3 start[i] == off: the subprog keeps start == off"},
@@ -142,9 +142,9 @@ std::string_view transfer_unreachable(TK k, TR r, PK p) {
     if (inside && p != PK::Remove) return "only a removal has an inside";
     if (inside && (k == TK::Call || k == TK::Func))
         return "calls and callback loads name subprog starts, and no subprog start lies strictly inside a removal "
-               "unless its whole subprog goes (spec §4.3 precondition)";
+               "unless its whole subprog goes (docs/patching.md §4.3 precondition)";
     // InsertBefore goes only where the kernel's two callers put it (insn 0 and subprog starts,
-    // spec §3.7; the oracles' intent checks assume it), and no jump leaves its subprog.
+    // docs/patching.md §3.7; the oracles' intent checks assume it), and no jump leaves its subprog.
     if (p == PK::Insert && (k == TK::Jump || k == TK::Gotol || k == TK::MayGoto) &&
         (r == TR::FwdEnd || r == TR::FwdOver || r == TR::BwdOver))
         return "a prologue sits at a subprog start and jumps stay inside their subprog: none can cross it or "
@@ -244,7 +244,7 @@ struct Spans {
     }
     // Last patch with pos < k, or -1.
     [[nodiscard]] int64_t lt(int64_t k) const { return le(k - 1); }
-    // S[k] of spec §6.3 (a removed insn maps to where its removal's survivors start).
+    // S[k] of docs/patching.md §6.3 (a removed insn maps to where its removal's survivors start).
     [[nodiscard]] int64_t smap(int64_t k) const {
         const int64_t q = lt(k);
         if (q < 0) return k;
@@ -449,7 +449,7 @@ private:
         if (isa::relative_field(in) == isa::RelField::Off16) relocate(i, t, in);
     }
 
-    // The displacement the batch gives an unpatched 16-bit transfer (spec §6.3), against the S16
+    // The displacement the batch gives an unpatched 16-bit transfer (docs/patching.md §6.3), against the S16
     // limits; on overflow, the patch after which it first leaves the range (patches in ascending
     // order, as the kernel applies them).
     void relocate(int64_t i, int64_t t, const isa::Insn& in) {

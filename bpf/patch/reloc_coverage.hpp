@@ -1,5 +1,5 @@
 #pragma once
-// Relocation coverage of the patching contract: which relocation cases of spec/patching.md a batch
+// Relocation coverage of the patching contract: which relocation cases of docs/patching.md a batch
 // exercises, computed from the program a batch is applied to and the batch's patch list alone.
 // Nothing here reads a patcher's output, so the map is the same whichever patcher is under test
 // (ours, or a plugin behind include/patchfuzz/patcher.h).
@@ -36,7 +36,7 @@ struct CoverageCell {
     std::string_view id;           // stable, e.g. "ref/call/bwd-over/replace"
     std::string_view family;       // "ref", "idx", "patch", "edge"
     std::string description;       // what the cell means, in one line
-    std::string_view rule;         // the contract rule it exercises (spec/patching.md section)
+    std::string_view rule;         // the contract rule it exercises (docs/patching.md section)
     bool reachable = true;         // by a default campaign (generated programs + explicit batches)
     std::string_view unreachable_reason;  // when not
 };

@@ -9,7 +9,7 @@
 //    value offset.
 //  * kfunc calls: imm is the BTF id of an entry in `kfuncs` (bpf/kfunc/kfunc_table.hpp names ours).
 //  * `subprogs` always has subprog_cnt + 1 entries; the last one is the kernel's fake "exit"
-//    subprog whose start equals insns.size() (spec/patching.md §3.2).
+//    subprog whose start equals insns.size() (docs/patching.md §3.2).
 //  * `aux` has exactly insns.size() entries (the kernel's array may be larger; the tail is never
 //    read, so we do not model it).
 #include <cstdint>
@@ -26,7 +26,7 @@ namespace patchfuzz {
 enum class PtrType : uint8_t { None = 0, Ctx, Stack, MapValue, Packet, Btf, Arena };
 
 // The expected_attach_type of a BPF_PROG_TYPE_TRACING program, as far as the get_func_* inlines
-// of do_misc_fixups (spec/patching.md §5.3 rows t-u) tell them apart. Our own numbering (stable in
+// of do_misc_fixups (docs/patching.md §5.3 rows t-u) tell them apart. Our own numbering (stable in
 // .case files), not the uapi enum: FSESSION and the *_MULTI types are too new for a fixed number.
 enum class TraceAttach : uint8_t {
     Other = 0,     // fentry, iter, lsm, ...: no return value to read

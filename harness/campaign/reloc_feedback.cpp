@@ -227,7 +227,7 @@ patch::CoverageSet rewrite_coverage(const Program& prog, const std::vector<std::
 }
 
 std::string coverage_cells_markdown() {
-    std::string o = "| cell | what | rule (spec/patching.md) | reachable |\n|---|---|---|---|\n";
+    std::string o = "| cell | what | rule (docs/patching.md) | reachable |\n|---|---|---|---|\n";
     for (const auto& c : patch::coverage_cells()) {
         o += "| `" + std::string(c.id) + "` | " + c.description + " | " + std::string(c.rule) + " | " +
              (c.reachable ? std::string("yes") : "no: " + std::string(c.unreachable_reason)) + " |\n";

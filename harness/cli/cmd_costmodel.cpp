@@ -1,4 +1,4 @@
-// patchfuzz costmodel [--json]: the per-arch cycle model (iterators-isa-arch.md §5) of the three
+// patchfuzz costmodel [--json]: the per-arch cycle model (docs/iterator-isa-arch.md §5) of the three
 // loop shapes, next to the seed's measured numbers (oracles/exec/cost_table.hpp).
 #include <cstdio>
 #include <string>
@@ -61,7 +61,7 @@ int cmd_costmodel(Args args) {
         }
         std::printf("],\"within_15_percent\":%s}\n", within ? "true" : "false");
     } else {
-        std::printf("per-arch cost model (iterators-isa-arch.md §5): cycles/iteration, predicted vs seed M iterations/s\n\n");
+        std::printf("per-arch cost model (docs/iterator-isa-arch.md §5): cycles/iteration, predicted vs seed M iterations/s\n\n");
         std::printf("%-7s %-18s %8s %8s %10s %9s\n", "arch", "shape", "insns", "cycles", "model M/s", "seed M/s");
         for (const CostRow& r : *t) {
             for (size_t s = 0; s < 3; ++s)

@@ -1,4 +1,4 @@
-// patchfuzz prove-contract: the bounded proof that the batched closed form of spec/patching.md §7
+// patchfuzz prove-contract: the bounded proof that the batched closed form of docs/patching.md §7
 // equals the kernel's single-patch rules of §2 (oracles/smt/contract_proof.hpp).
 #include <chrono>
 #include <cstdio>
@@ -19,7 +19,7 @@ constexpr const char* kUsage =
     "                                [--timeout-ms T] [--seed S] [--json]\n\n"
     "Proves with Z3, for every program of at most N insns and up to K patches of at most L insns\n"
     "each (all symbolic: positions, lengths, jump position, displacement and target, program\n"
-    "length around the s16 limit), that the batched closed form of spec/patching.md §7 equals the\n"
+    "length around the s16 limit), that the batched closed form of docs/patching.md §7 equals the\n"
     "composition of the kernel's single-patch rules (bpf_patch_insn_single / bpf_adj_branches),\n"
     "including the -ERANGE condition, the first failing patch and the side tables.\n\n"
     "  --max-patches K    1..6 (default 4)\n"

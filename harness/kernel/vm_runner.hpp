@@ -1,6 +1,6 @@
 #pragma once
 // Boots one qemu VM (TCG, or KVM when /dev/kvm runs a guest) with the guest initramfs and returns
-// its console. Flags as measured in the kernel-vm notes: PVH boot of the unpacked vmlinux,
+// its console. Flags as measured (docs/kernel-in-the-loop.md): PVH boot of the unpacked vmlinux,
 // -nodefaults -serial stdio -no-reboot, `quiet nokaslr` (stable addresses), panic=-1 (a dead
 // /init ends the VM), and pfk.guest=1 (the loader refuses to run without it).
 //

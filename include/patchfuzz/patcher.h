@@ -6,7 +6,7 @@
  * bpf_patch_insn_data(), and the results are compared field by field.
  *
  * Semantics (what "apply" means, coordinates, patch-local jump encoding, error reporting) are those
- * of patchfuzz's bpf/patch/patch.hpp and spec/patching.md §7: patches sorted by pos, in the
+ * of patchfuzz's bpf/patch/patch.hpp and docs/patching.md §7: patches sorted by pos, in the
  * coordinates of `in`, at most one per position.
  *
  * Ownership: `in` and `patches` belong to the caller and are valid during the call only. The

@@ -1,5 +1,5 @@
 #pragma once
-// The seed's loop-shape table reproduced by the per-arch cost model (iterators-isa-arch.md §5):
+// The seed's loop-shape table reproduced by the per-arch cost model (docs/iterator-isa-arch.md §5):
 // the three shapes are built (bpf/interp/loop_programs.hpp), the inlined one by running the real
 // iter_inline pass (V4) over the kfunc-call one, then interpreted with the scoreboard
 // (bpf/interp/cost_model.hpp). Cycles per iteration = difference of two runs (2000 and 1000

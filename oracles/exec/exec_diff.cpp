@@ -158,7 +158,7 @@ passes::RewriteOptions ro_for(const ExecDiffOptions& opts, const ArchProfile& a)
     return ro;
 }
 
-// do_misc_fixups hosts many unrelated rewrites (spec/patching.md §5.3 rows a-z), so "misc_fixups"
+// do_misc_fixups hosts many unrelated rewrites (docs/patching.md §5.3 rows a-z), so "misc_fixups"
 // alone would make every new bug of that pass look like a known one of the same signature. Each
 // patch of the pass is tried on its own (the others dropped, later batches recomputed by the pass
 // from what it then sees); the first that alone gives the divergence names the row by the insn it

@@ -1,7 +1,7 @@
 #pragma once
 // Seeded generator of execution inputs for the execution differential (until gen/ provides its
 // own): ctx bytes whose first 8 bytes are often an edge (start, end) pair of the numeric iterator
-// (iterators-isa-arch.md §1.7, §2.3 grid, §2.4 triggers), registers with garbage upper halves
+// (docs/iterator-isa-arch.md §1.7, §2.3 grid, §2.4 triggers), registers with garbage upper halves
 // (all-ones, zero, sign-extension-breaking, random), stale stack bytes, map contents (map-in-map
 // slots about half filled with inner maps), CPU id.
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Instruction semantics follow iterators-isa-arch.md §3 (RFC 9669 plus the kernel's internal
+// Instruction semantics follow docs/iterator-isa-arch.md §3 (RFC 9669 plus the kernel's internal
 // encodings); per-JIT deviations follow §4 (x86-32 do_jit: off-blind MOV, verifier-driven zext).
 #include "oracles/smt/bv_semantics.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// BPF instruction -> bit-vector transfer function (iterators-isa-arch.md §3), for straight-line and
+// BPF instruction -> bit-vector transfer function (docs/iterator-isa-arch.md §3), for straight-line and
 // branching code with forward jumps only (what an inline sequence is). Paths are merged at join
 // points with if-then-else, so one symbolic run covers every input.
 //
@@ -52,7 +52,7 @@ struct BvState {
 BvState initial_state(TermContext& ctx, const std::string& prefix = "");
 
 // The sequence as bpf_opt_subreg_zext_lo32_rnd_hi32 leaves it on a JIT that needs explicit zext:
-// every patched slot gets zext_dst = insn_has_def32 (spec §3.1), so a zext marker follows each
+// every patched slot gets zext_dst = insn_has_def32 (docs/patching.md §3.1), so a zext marker follows each
 // 32-bit def; in-sequence displacements are re-encoded around the inserted markers.
 std::vector<isa::Insn> with_zext_markers(std::span<const isa::Insn> code);
 

@@ -164,7 +164,7 @@ Verdict prove_contract(const ContractProofOptions& opts, std::vector<ContractObl
                 // after patch m is applied: jumper at q_m + j, target at S_{m+1}(T); the generator's value
                 const z3::expr pos0 = s.q(m) + j;
                 const z3::expr gen = s.S(T, m + 1) - pos0 - s.bv(1);
-                jp = jp && s.fits(gen, off16);  // C assignment would truncate otherwise (unchecked, §7.3)
+                jp = jp && s.fits(gen, off16);  // C assignment would truncate otherwise (unchecked, docs/patching.md §7.3)
                 const KernelWalk w = walk(s, pos0, gen, m + 1, off16, opts.inject_off_by_one);
                 const z3::expr new_d = s.S(T, K) - (s.S(s.p[m], K) + j) - s.bv(1);
                 std::vector<std::pair<std::string, z3::expr>> watch = {{"N", s.N}, {"j", j}, {"T", T}, {"kernel_disp", w.disp},

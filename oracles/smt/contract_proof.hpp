@@ -1,6 +1,6 @@
 #pragma once
 // Bounded proof of the batched patching contract (issue 5 §2): for programs up to a bound, the
-// closed form of spec/patching.md §7 (index map S, relocated displacements, -ERANGE condition)
+// closed form of docs/patching.md §7 (index map S, relocated displacements, -ERANGE condition)
 // equals the composition of the kernel's single-patch rules of §2 (bpf_patch_insn_single():
 // len-1 fast path, overflow probe only above S16_MAX, bpf_adj_branches() displacement rule per
 // patch in ascending order; adjust_subprog_starts()/bpf_adj_linfo()/adjust_insn_arrays()/

@@ -1,4 +1,4 @@
-// Reference semantics: bpf_iter_num_new/next/destroy as in iterators-isa-arch.md §1.2-1.4 (v4
+// Reference semantics: bpf_iter_num_new/next/destroy as in docs/iterator-isa-arch.md §1.2-1.4 (v4
 // kfunc text), the ISA division rules of §3.3, and the lookup helpers array_map_lookup_elem,
 // percpu_array_map_lookup_elem, array_of_map_lookup_elem, htab_map_lookup_elem,
 // htab_lru_map_lookup_elem, htab_percpu_map_lookup_elem, htab_of_map_lookup_elem (models, not code).
@@ -259,7 +259,7 @@ Verdict prove_div_mod(const isa::Insn& orig, std::span<const isa::Insn> seq, con
     const bool is_signed = orig.off == 1;
     const bool x_src = isa::src_bit(orig) == BPF_X;
     // The comparison width of dst: on a JIT that needs explicit zext, a 32-bit result's upper half is
-    // the zext pass's business (every patched 32-bit def gets zext_dst, spec §3.1), not the guard's.
+    // the zext pass's business (every patched 32-bit def gets zext_dst, docs/patching.md §3.1), not the guard's.
     const bool low_only = !is64 && arch.alu32_no_implicit_zext;
     struct Case {
         const char* name;

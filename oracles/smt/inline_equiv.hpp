@@ -2,7 +2,7 @@
 // Inline-sequence equivalence (issue 5 §3): proves with Z3, over all inputs, that each inline
 // sequence a pass emits computes what the call or instruction it replaces computes, under an
 // ArchProfile's execution semantics (bv_semantics.hpp).
-//  * bpf_iter_num_new / next / destroy against the kfunc reference of iterators-isa-arch.md §1
+//  * bpf_iter_num_new / next / destroy against the kfunc reference of docs/iterator-isa-arch.md §1
 //    (v4 kfunc text): the 8 slot bytes, R0 on its meaningful width (low 32 bits for new's int, the
 //    full pointer-or-NULL for next), R6-R10 preserved, no other memory written, for every
 //    start/end including garbage upper halves of R2/R3 and every slot content.

@@ -1,6 +1,6 @@
 // Inline-equivalence proofs on the sequences the passes emit (bpf/passes), and on hand-broken
 // variants. Counterexamples are re-checked with small concrete models written here from
-// iterators-isa-arch.md §1-§2 (independent of the solver encoding).
+// docs/iterator-isa-arch.md §1-§2 (independent of the solver encoding).
 #include "oracles/smt/inline_equiv.hpp"
 
 #include <gtest/gtest.h>

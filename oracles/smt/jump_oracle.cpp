@@ -1,4 +1,4 @@
-// Jump-target oracle: see jump_oracle.hpp. Models the contract of spec/patching.md §7 derived from
+// Jump-target oracle: see jump_oracle.hpp. Models the contract of docs/patching.md §7 derived from
 // bpf_patch_insn_single()/bpf_adj_branches()/bpf_adj_linfo() (kernel/bpf/core.c),
 // adjust_subprog_starts(), adjust_insn_arrays(), adjust_poke_descs() and adjust_jmp_off()
 // (kernel/bpf/fixups.c).
@@ -68,14 +68,14 @@ const char* rule_name(Rule r) {
 
 const char* rule_text(Rule r) {
     switch (r) {
-        case Rule::JumpTarget: return "a relative transfer lands on S(original target) (spec §7.1, bpf_adj_branches)";
+        case Rule::JumpTarget: return "a relative transfer lands on S(original target) (docs/patching.md §7.1, bpf_adj_branches)";
         case Rule::FirstInsnOfPatch:
-            return "a transfer that named the patched insn lands on the first insn of its patch (spec §2.1)";
+            return "a transfer that named the patched insn lands on the first insn of its patch (docs/patching.md §2.1)";
         case Rule::PrologueRedirect:
-            return "a plain jump to a prologue-patched insn skips the prologue (adjust_jmp_off, spec §3.7)";
-        case Rule::PatchInternal: return "in-patch displacements to slots of the same patch are never adjusted (spec §2.1)";
+            return "a plain jump to a prologue-patched insn skips the prologue (adjust_jmp_off, docs/patching.md §3.7)";
+        case Rule::PatchInternal: return "in-patch displacements to slots of the same patch are never adjusted (docs/patching.md §2.1)";
         case Rule::PatchOutgoing:
-            return "an outgoing in-patch transfer lands on S(local->original target) (spec §7.2)";
+            return "an outgoing in-patch transfer lands on S(local->original target) (docs/patching.md §7.2)";
         case Rule::SubprogStart: return "subprog start maps through S: start <= off stays (adjust_subprog_starts, §3.2)";
         case Rule::FakeExit: return "the fake exit subprog start is the new program length S(N) (§3.2)";
         case Rule::Linfo: return "line info insn_off maps through S: insn_off <= off stays (bpf_adj_linfo, §2.2)";
@@ -86,7 +86,7 @@ const char* rule_text(Rule r) {
         case Rule::ErangeMay: return "in-patch outgoing displacement does not fit its field";
         case Rule::CopiedRelativeJump:
             return "a relative jump copied into a non-first slot of its own patch keeps its displacement, so its "
-                   "target moves (spec §8)";
+                   "target moves (docs/patching.md §8)";
     }
     return "?";
 }
@@ -502,7 +502,7 @@ Verdict check_jump_targets(const Program& before, const patch::PatchBatch& batch
     int64_t prev = -1;
     for (const auto& p : batch.patches) {
         if (p.kind == PatchKind::Remove)
-            return Verdict::skip(kJumpOracleName, "removal patches are outside the insertion contract of spec §7");
+            return Verdict::skip(kJumpOracleName, "removal patches are outside the insertion contract of docs/patching.md §7");
         if (static_cast<int64_t>(p.pos) <= prev || p.pos >= m.n_orig)
             return Verdict::skip(kJumpOracleName, "invalid batch: patch positions must be increasing and < " +
                                                       std::to_string(m.n_orig) + " (pos " + std::to_string(p.pos) + ")");

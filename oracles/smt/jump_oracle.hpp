@@ -1,6 +1,6 @@
 #pragma once
 // Jump-target oracle (issue 5 §1): proves, per case, that a patcher's output honours the batched
-// patching contract of spec/patching.md §7 (with the single-patch rules of §2-§3 it is derived
+// patching contract of docs/patching.md §7 (with the single-patch rules of §2-§3 it is derived
 // from).
 //
 // Encoding: the index map S of §7.1 is a piecewise function of the original index over the patch

@@ -1,5 +1,5 @@
 // Tests of the jump-target oracle. Expected outputs are written by hand from the tables of
-// spec/patching.md §6 (and small programs worked out the same way), never computed by the oracle.
+// docs/patching.md §6 (and small programs worked out the same way), never computed by the oracle.
 #include "oracles/smt/jump_oracle.hpp"
 
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@ using patch::PatchOutcome;
 
 constexpr int32_t kHtabLookup = 1000;  // stand-in id for __htab_map_lookup_elem (not relative)
 
-// spec §6: main prog 0..6, subprog 1 = 7..9, fake exit 10; linfo {0,2,4,7}; insn array {4}; a poke at 4.
+// docs/patching.md §6: main prog 0..6, subprog 1 = 7..9, fake exit 10; linfo {0,2,4,7}; insn array {4}; a poke at 4.
 Program worked_before() {
     Program p = make_program({
         isa::mov64_imm(1, 0),                  // 0
@@ -57,7 +57,7 @@ PatchBatch worked_batch() {
     return b;
 }
 
-// The table of spec §6.2 (final state), typed in by hand.
+// The table of docs/patching.md §6.2 (final state), typed in by hand.
 Program worked_after() {
     Program p = worked_before();
     auto a = patch_a();
@@ -232,7 +232,7 @@ TEST(JumpOracle, PseudoFuncNotAdjustedRefuted) {
     expect_fail(check(before, batch, bad), "jump-target", {"orig 0", "PSEUDO_FUNC", "expected target new 5", "actual new 4"});
 }
 
-// A long forward jump over a patch on a program above 32767 insns (spec §2 step 3).
+// A long forward jump over a patch on a program above 32767 insns (docs/patching.md §2 step 3).
 struct Big {
     Program before;
     PatchBatch batch;
