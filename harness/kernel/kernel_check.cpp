@@ -23,7 +23,7 @@ namespace {
 // Kernel test run vs interpreter: retval (u32, what BPF_PROG_TEST_RUN returns) and the contents of
 // array/hash maps (the guest prints at most 16 entries per map; we compare those keys).
 RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, const interp::ExecInput& in,
-                       const ArchProfile& arch) {
+                       const ArchProfile& arch, interp::ZextMarks marks = interp::ZextMarks::Ignore) {
     RunCompare rc{k, true, ""};
     if (real.rc != 0) {
         rc.agree = false;
@@ -36,7 +36,7 @@ RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, c
             rc.detail = "not compared: " + *where + " (undefined on " + std::string(arch.name) + ")";
             return rc;
         }
-    auto res = interp::execute(model, in, arch);
+    auto res = interp::execute(model, in, arch, {}, marks);
     if (res.status != interp::ExecResult::Status::Ok) {
         rc.agree = false;
         rc.detail = "interpreter: " + std::string(interp::to_string(res.status)) + " at pc " + std::to_string(res.fault_pc) +
@@ -251,8 +251,10 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                 }
             }
             if (opts.run) {
+                const OriginalReference ref(cases[i].program, opts.arch);
                 for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++)
-                    o.original_runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], cases[i].program, cases[i].inputs[k], opts.arch));
+                    o.original_runs.push_back(
+                        compare_run(static_cast<uint32_t>(k), g.runs[k], ref.program, cases[i].inputs[k], opts.arch, ref.marks));
                 if (!o.original_runs_agree()) rep.kernel_vs_original++;
             }
             if (opts.exec_xlated) execute_xlated(o, g, cases[i], facts, opts.arch, rep);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bpf/asm/disassemble.hpp"
+#include "bpf/passes/zext_marks.hpp"
 #include "bpf/util/hex.hpp"
 
 namespace patchfuzz::kernel {
@@ -38,6 +39,12 @@ std::vector<int32_t> align_xlated(const std::vector<isa::Insn>& x, const std::ve
     return kept;
 }
 
+OriginalReference::OriginalReference(const Program& original, const ArchProfile& arch) : program(original) {
+    if (!arch.needs_zext) return;
+    passes::add_zext_marks(program);
+    marks = interp::ZextMarks::Apply;
+}
+
 std::string result_difference(const interp::ExecResult& a, const interp::ExecResult& b) {
     using S = interp::ExecResult::Status;
     if (a.status != S::Ok || b.status != S::Ok) {
@@ -59,9 +66,10 @@ std::string result_difference(const interp::ExecResult& a, const interp::ExecRes
 XlatedExecution run_xlated_vs_original(const Program& xlated, const Program& original,
                                        const std::vector<interp::ExecInput>& inputs, const ArchProfile& arch) {
     XlatedExecution out;
+    const OriginalReference ref(original, arch);
     for (size_t k = 0; k < inputs.size(); k++) {
         auto rx = interp::execute(xlated, inputs[k], arch);
-        auto ro = interp::execute(original, inputs[k], arch);
+        auto ro = interp::execute(ref.program, inputs[k], arch, {}, ref.marks);
         std::string d = result_difference(rx, ro);
         if (d.empty()) continue;
         out.agree = false;
@@ -77,7 +85,7 @@ XlatedExecution run_xlated_vs_original(const Program& xlated, const Program& ori
     }
     interp::ExecOptions traced{.trace_last = kMaxTrace};
     auto tx = interp::execute(xlated, inputs[out.input], arch, traced);
-    auto to = interp::execute(original, inputs[out.input], arch, traced);
+    auto to = interp::execute(ref.program, inputs[out.input], arch, traced, ref.marks);
     if (tx.steps > kMaxTrace || to.steps > kMaxTrace) {
         out.located = "not located: a run of more than " + std::to_string(kMaxTrace) + " steps";
         return out;

@@ -27,6 +27,16 @@ struct XlatedExecution {
     std::string located;        // how (or why not) it was located
 };
 
+// The original program as the reference of what a rewrite must compute on `arch`: as it is, or,
+// for a JIT that needs the verifier's zext (bpf_jit_needs_zext: arm32), with the zext_dst marks
+// applied after each marked def (interp::ZextMarks::Apply), as the execution oracle runs it:
+// such a JIT leaves a 32-bit def's upper half as it was unless the verifier asks for a zext.
+struct OriginalReference {
+    Program program;
+    interp::ZextMarks marks = interp::ZextMarks::Ignore;
+    OriginalReference(const Program& original, const ArchProfile& arch);
+};
+
 // The observable results of one run that a rewrite must keep: status, the u32 return value
 // (what the program type returns), array/hash map contents and the packet. "" when equal.
 std::string result_difference(const interp::ExecResult& xlated, const interp::ExecResult& original);

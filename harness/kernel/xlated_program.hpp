@@ -9,8 +9,9 @@
 //    guest names the symbol there from its kallsyms (@@SYM); the name gives back the helper id
 //    (helper_of_kernel_symbol), an internal call of ours (__htab_map_lookup_elem ->
 //    kInternalHtabLookup, arch_bpf_timed_may_goto, ...), or a kfunc of the program by name.
-//    A dumped tail call (bpf_insn_prepare_dump shows it as `call 12`) names no symbol and stays
-//    helper 12.
+//    A call whose imm names no symbol but is a helper id stays that helper: the dump's tail call
+//    (bpf_insn_prepare_dump shows it as `call 12`) and a helper the JIT inlines itself (arm64's
+//    bpf_get_smp_processor_id: the verifier leaves its imm alone).
 //  - ld_imm64 of a map: the dump shows the map's id (N2) -> the Program::maps index. An ld_imm64 of
 //    a kernel address: &jiffies -> the interpreter's kJiffiesAddr; any other symbol fails.
 //  - pseudo calls after jit_subprogs (N1): off = relative target, imm = subprogram index (and 7.x's
