@@ -325,14 +325,14 @@ void print_text_report(std::ostream& out, const CheckReport& r, bool verbose) {
     std::snprintf(buf, sizeof(buf),
                   "kernel %s (jit %d): %zu cases, %u boots, boot %.2f s, wall %.2f s; accepted %u (%.1f%%), agree %u, "
                   "differ %u, model-failed %u, crashed %u, run-disagree %u; %.0f loads/s in the guest\n"
-                  "kernel rewrite executed: %u of the accepted change the original's results; model gaps %u, kernel "
-                  "findings %u\n",
+                  "kernel rewrite executed: the VM's test runs of %u accepted differ from the original's; model gaps %u, "
+                  "kernel findings %u (test runs and xlated execution)\n",
                   r.release.c_str(), r.jit, n, r.boots, r.boot_s, r.wall_s, r.accepted, n ? 100.0 * r.accepted / n : 0.0,
                   r.agree, r.differ, r.model_failed, r.crashed, r.run_disagree,
                   r.guest_busy_us ? 1e6 * static_cast<double>(n) / static_cast<double>(r.guest_busy_us) : 0.0,
                   r.kernel_vs_original, r.model_gap, r.kernel_finding);
     out << buf;
-    out << "kernel xlated executed: " << r.xlated_executed << " of " << r.accepted << " accepted; agree with the original "
+    out << "kernel xlated program in the interpreter: executed " << r.xlated_executed << " of " << r.accepted << " accepted; agree with the original "
         << r.xlated_agree << ", differ " << r.xlated_differ << "; vs VM runs " << (r.xlated_vm_runs - r.xlated_vm_disagree) << "/"
         << r.xlated_vm_runs << " agree; conversion failed " << r.xlated_conversion_failed;
     for (const auto& [why, n] : r.xlated_failures) out << (why == r.xlated_failures.begin()->first ? " (" : ", ") << why << " " << n;
