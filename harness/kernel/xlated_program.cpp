@@ -64,8 +64,32 @@ std::optional<int32_t> helper_of_kernel_symbol(std::string_view s) {
     return std::nullopt;
 }
 
+namespace {
+
+// Program types whose ctx loads and stores convert_ctx_accesses rewrites to the kernel's own
+// structs (struct sk_buff for __sk_buff, ...); the ctx of the others is read as it is.
+bool ctx_is_converted(uint32_t prog_type) {
+    switch (prog_type) {
+        case BPF_PROG_TYPE_TRACING:
+        case BPF_PROG_TYPE_KPROBE:
+        case BPF_PROG_TYPE_TRACEPOINT:
+        case BPF_PROG_TYPE_RAW_TRACEPOINT:
+        case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE: return false;
+        default: return true;
+    }
+}
+
+}  // namespace
+
 XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& original, const MaskFacts& facts) {
     if (g.xlated.empty()) return failed("no-xlated", "the kernel returned no xlated insns");
+    // The kernel's struct offsets are not undone (no inverse of convert_ctx_accesses here): such a
+    // program is not executed rather than read at the wrong ctx bytes.
+    if (ctx_is_converted(original.prog_type))
+        for (size_t i = 0; i < original.aux.size() && i < original.insns.size(); i++)
+            if (original.aux[i].ptr_type == PtrType::Ctx && isa::cls(original.insns[i]) != BPF_JMP)
+                return failed("ctx-access", "the original accesses the ctx at " + at(original.insns, i) +
+                                                ": the kernel's convert_ctx_accesses offsets are not undone");
     std::vector<isa::Insn> k = g.xlated;
     if (facts.kernel_ax_reg != isa::kRegAx)
         for (size_t i = 0; i < k.size(); i++) {

@@ -23,6 +23,9 @@
 //    (bpf/passes/internal_calls.hpp), whose map values sit at those stand-in offsets.
 //  - per-CPU offsets (M5): `rX = off; rX = per-CPU(rX); rX = *(u32|u64 *)(rX + 0)` is cpu_number
 //    (u32) or current_task (u64) -> the interpreter's pcpu_hot offsets.
+//  - ctx accesses of program types whose ctx convert_ctx_accesses rewrites (socket filter, tc, xdp,
+//    ...: the kernel's struct sk_buff offsets) are not undone: a program whose aux marks a ctx
+//    access (InsnAux::ptr_type) fails with "ctx-access" instead of reading the wrong bytes.
 //  - `nospec` (BPF_ST | BPF_NOSPEC) and BPF_F_TEST_RND_HI32's poison need nothing: the interpreter
 //    reads them as the kernel runs them.
 #include <map>
@@ -41,7 +44,7 @@ struct XlatedProgram {
     bool ok = false;
     // When !ok: the failure's class ("no-xlated", "no-symbols", "unknown-symbol", "call-not-a-symbol",
     // "unknown-kfunc", "unknown-map-id", "unknown-address", "kernel-r11", "unknown-percpu-offset",
-    // "unknown-layout"), counted per class in the reports, and the detail (pc, insn, name).
+    // "unknown-layout", "ctx-access"), counted per class in the reports, and the detail (pc, insn, name).
     std::string failure, detail;
     Program program;
 };

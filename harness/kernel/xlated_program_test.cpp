@@ -238,6 +238,12 @@ TEST(XlatedProgram, FailuresAreClassified) {
     EXPECT_EQ(program_of_xlated(r11, r.cases[1].program, r.facts).failure, "kernel-r11");
 
     EXPECT_EQ(program_of_xlated(GuestCaseResult{}, r.cases[1].program, r.facts).failure, "no-xlated");
+
+    // A socket filter / XDP program reading its ctx: convert_ctx_accesses' offsets are not undone.
+    Program reads_ctx = r.cases[1].program;
+    ASSERT_NE(reads_ctx.prog_type, static_cast<uint32_t>(BPF_PROG_TYPE_TRACING));
+    reads_ctx.aux[0].ptr_type = PtrType::Ctx;
+    EXPECT_EQ(program_of_xlated(g, reads_ctx, r.facts).failure, "ctx-access");
 }
 
 TEST(XlatedProgram, KernelSymbolsNameHelpers) {
