@@ -119,14 +119,22 @@ XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& origina
                 k[i + 1].imm = 0;  // jit_subprogs' subprogram index
             } else if (in.src_reg == 0) {
                 const uint64_t v = static_cast<uint32_t>(in.imm) | (static_cast<uint64_t>(static_cast<uint32_t>(k[i + 1].imm)) << 32);
-                if (const auto* names = symbols_at(i)) {
+                auto in_original = [&] {  // the program's own constant, not a kernel object
+                    const auto& o = original.insns;
+                    for (size_t j = 0; j + 1 < o.size(); j++)
+                        if (isa::is_ldimm64(o[j]) && o[j].src_reg == 0 && o[j].imm == in.imm && o[j + 1].imm == k[i + 1].imm) return true;
+                    return false;
+                };
+                if (const auto* names = symbols_at(i); names && names->empty() && in_original()) {
+                    // a constant that merely looks like a kernel address
+                } else if (names) {
                     bool jiffies = std::any_of(names->begin(), names->end(),
                                                [](const std::string& n) { return n == "jiffies" || n == "jiffies_64"; });
                     if (!jiffies)
                         return failed("unknown-address", hex(v) + " = " + (names->empty() ? "no symbol" : joined(*names)) + " at " + at(k, i));
                     in.imm = static_cast<int32_t>(static_cast<uint32_t>(passes::kJiffiesAddr));
                     k[i + 1].imm = static_cast<int32_t>(static_cast<uint32_t>(passes::kJiffiesAddr >> 32));
-                } else if (v >= 0xffff800000000000ULL) {
+                } else if (v >= 0xffff800000000000ULL && !in_original()) {
                     return failed("no-symbols", "kernel address " + hex(v) + " the guest did not name, at " + at(k, i));
                 }
             }

@@ -239,6 +239,21 @@ TEST(XlatedProgram, FailuresAreClassified) {
 
     EXPECT_EQ(program_of_xlated(GuestCaseResult{}, r.cases[1].program, r.facts).failure, "no-xlated");
 
+    // An ld_imm64 of a kernel-half value that names no symbol: the program's own constant passes,
+    // anything else is an unknown address.
+    GuestCaseResult constant = g;
+    constant.xlated.insert(constant.xlated.begin(), {isa::Insn{BPF_LD | BPF_IMM | BPF_DW, 1, 0, 0, 0},
+                                                     isa::Insn{0, 0, 0, 0, static_cast<int32_t>(0x80000000u)}});
+    constant.symbols.clear();
+    constant.symbols[0] = {};
+    for (const auto& [pc, names] : g.symbols) constant.symbols[pc + 2] = names;
+    auto c = program_of_xlated(constant, r.cases[1].program, r.facts);
+    EXPECT_EQ(c.failure, "unknown-address");
+    Program with_constant = r.cases[1].program;
+    with_constant.insns.insert(with_constant.insns.begin(), constant.xlated.begin(), constant.xlated.begin() + 2);
+    with_constant.aux.insert(with_constant.aux.begin(), 2, InsnAux{});
+    EXPECT_TRUE(program_of_xlated(constant, with_constant, r.facts).ok);
+
     // A socket filter / XDP program reading its ctx: convert_ctx_accesses' offsets are not undone.
     Program reads_ctx = r.cases[1].program;
     ASSERT_NE(reads_ctx.prog_type, static_cast<uint32_t>(BPF_PROG_TYPE_TRACING));
