@@ -58,6 +58,7 @@
 #define PFK_OUT_LOG "@@LOG"
 #define PFK_OUT_RUN "@@RUN"
 #define PFK_OUT_MAP "@@MAP"
+#define PFK_OUT_SYM "@@SYM"
 #define PFK_OUT_CASE_END "@@END"
 #define PFK_OUT_DONE "@@PFK-DONE"
 #define PFK_OUT_ERROR "@@PFK-ERROR"

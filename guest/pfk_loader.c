@@ -13,6 +13,7 @@
  *   @@CASE <i> rc=<0|-errno> insns=<n> xlated=<n> verified=<n> load_us=<n> maps=<id,id|-> jited=<bytes>
  *                                               (jited=0: the program runs in the interpreter)
  *   @@X <i> <hex>                               xlated bytes, at most 512 hex digits a line
+ *   @@SYM <i> <pc> <name[,alias]|?>             what a call / kernel address at xlated pc names (pfk_ksyms.h)
  *   @@LOG <i> <text>                            verifier log tail (failures, or ALWAYS_LOG)
  *   @@RUN <i> <k> rc=<0|-errno> retval=<u32>
  *   @@MAP <i> <k> <map> <keyhex> <valuehex>     map contents after run k (array/hash only)
@@ -48,6 +49,7 @@
 
 #include "pfk_batch.h"
 #include "pfk_btf.h"
+#include "pfk_ksyms.h"
 
 static long sys_bpf(int cmd, union bpf_attr *attr) { return syscall(__NR_bpf, cmd, attr, sizeof(*attr)); }
 
@@ -590,6 +592,7 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
         print_hex((const unsigned char *)xl + (size_t)off * 8, (size_t)((nx - off < 32 ? nx - off : 32) * 8));
         putchar('\n');
     }
+    if (xl && nx) print_xlated_symbols(idx, (const struct bpf_insn *)xl, nx);
     if (log[0] && (rc != 0 || (flags & PFK_FLAG_ALWAYS_LOG))) print_log_tail(idx, log);
     for (unsigned k = 0; k < run_cnt; k++) {
         uint32_t dlen = get32(&r);

@@ -659,7 +659,9 @@ std::string CampaignSummary::to_json() const {
         o << ", \"kernel\": {\"release\": \"" << json_escape(k.release) << "\", \"batches\": " << k.batches
           << ", \"cases\": " << k.cases << ", \"accepted\": " << k.accepted << ", \"agree\": " << k.agree
           << ", \"differ\": " << k.differ << ", \"model_failed\": " << k.model_failed << ", \"crashed\": " << k.crashed
-          << ", \"run_disagree\": " << k.run_disagree << ", \"boot_s\": " << k.boot_s << ", \"vm_wall_s\": " << k.vm_wall_s
+          << ", \"run_disagree\": " << k.run_disagree << ", \"xlated_executed\": " << k.xlated_executed
+          << ", \"xlated_differ\": " << k.xlated_differ << ", \"xlated_conversion_failed\": " << k.xlated_conversion_failed
+          << ", \"boot_s\": " << k.boot_s << ", \"vm_wall_s\": " << k.vm_wall_s
           << ", \"error\": \"" << json_escape(k.error) << "\"}";
     }
     o << "}";
@@ -696,7 +698,8 @@ std::string CampaignSummary::to_text() const {
         o << "  kernel       " << (k.release.empty() ? "(no batch completed)" : k.release) << ": " << k.cases
           << " programs in " << k.batches << " boot(s), " << k.accepted << " accepted, " << k.agree
           << " xlated agree, " << k.differ << " differ, " << k.model_failed << " model failed, " << k.crashed
-          << " VM crashes, " << k.run_disagree << " test-run mismatches";
+          << " VM crashes, " << k.run_disagree << " test-run mismatches; xlated executed " << k.xlated_executed
+          << " (" << k.xlated_differ << " change the meaning, " << k.xlated_conversion_failed << " not convertible)";
         if (k.boot_s >= 0) o << "; boot " << k.boot_s << " s";
         o << "\n";
         if (!k.error.empty()) o << "  KERNEL ORACLE ERROR: " << k.error << "\n";

@@ -124,6 +124,9 @@ struct KernelStream::State {
             fig.model_failed += rep->model_failed;
             fig.crashed += rep->crashed;
             fig.run_disagree += rep->run_disagree;
+            fig.xlated_executed += rep->xlated_executed;
+            fig.xlated_differ += rep->xlated_differ;
+            fig.xlated_conversion_failed += rep->xlated_conversion_failed;
             fig.vm_wall_s += rep->wall_s;
             if (fig.boot_s < 0) fig.boot_s = rep->boot_s;
             fig.release = rep->release;

@@ -43,6 +43,9 @@ struct KernelStreamConfig {
 struct KernelStreamFigures {
     uint64_t batches = 0, cases = 0, accepted = 0, agree = 0, differ = 0, model_failed = 0, crashed = 0,
              run_disagree = 0;
+    // The kernel's xlated programs run in the interpreter (kernel_check.hpp CaseOutcome::xlated_exec):
+    // executed, differing from the original (kernel findings), conversions that failed.
+    uint64_t xlated_executed = 0, xlated_differ = 0, xlated_conversion_failed = 0;
     double boot_s = -1;                // guest clock at loader start, first boot
     double vm_wall_s = 0;              // all boots together
     std::string release;

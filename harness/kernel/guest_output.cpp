@@ -120,6 +120,18 @@ Expected<GuestReport> parse_guest_output(std::string_view console) {
                 std::memcpy(&in, b.data() + i, 8);
                 c.xlated.push_back(in);
             }
+        } else if (tag == PFK_OUT_SYM) {
+            uint32_t pc = 0;
+            if (t.size() != 4 || !num(t[1], idx) || !case_at(idx) || !num(t[2], pc)) return bad("malformed @@SYM line");
+            std::vector<std::string> names;
+            if (t[3] != "?") {
+                std::string s(t[3]);
+                std::istringstream in(s);
+                std::string name;
+                while (std::getline(in, name, ','))
+                    if (!name.empty()) names.push_back(name);
+            }
+            case_at(idx)->symbols[pc] = std::move(names);
         } else if (tag == PFK_OUT_LOG) {
             if (t.size() < 2 || !num(t[1], idx) || !case_at(idx)) return bad("malformed @@LOG line");
             size_t p = line.find(' ', line.find(' ') + 1);

@@ -34,6 +34,10 @@ struct GuestCaseResult {
     int64_t jited = -1;
     std::vector<uint32_t> map_ids;     // kernel map id per Program::maps index
     std::vector<isa::Insn> xlated;
+    // What the guest's kallsyms name at xlated pcs (@@SYM): for a helper/kfunc call the symbol at
+    // __bpf_call_base + imm, for an ld_imm64 of a kernel address the symbol there; aliases at one
+    // address all listed, an empty list when no symbol starts there. Absent pcs were not looked up.
+    std::map<uint32_t, std::vector<std::string>> symbols;
     std::vector<std::string> log;      // verifier log tail
     std::vector<GuestRun> runs;
     bool complete = false;             // its @@END line was seen

@@ -90,5 +90,24 @@ TEST(GuestOutput, CaseIndexOutOfRangeIsAnError) {
     EXPECT_EQ(r.error().where, "console:2");
 }
 
+// @@SYM: what the guest's kallsyms name at an xlated pc (aliases comma-separated, "?" = none).
+TEST(GuestOutput, ParsesSymbolLines) {
+    std::string console =
+        "@@PFK-BEGIN v=3 release=7.3.4+deb13-amd64 jit=1 cases=1 uptime_ms=2000\n"
+        "@@CASE 0 rc=0 insns=2 xlated=2 verified=2 load_us=1 maps=- jited=8\n"
+        "@@SYM 0 3 htab_map_update_elem\n"
+        "@@SYM 0 7 jiffies,jiffies_64\n"
+        "@@SYM 0 9 ?\n"
+        "@@END 0\n";
+    auto rep = parse_guest_output(console);
+    ASSERT_TRUE(static_cast<bool>(rep));
+    const auto& s = rep->cases[0].symbols;
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s.at(3), std::vector<std::string>{"htab_map_update_elem"});
+    EXPECT_EQ(s.at(7), (std::vector<std::string>{"jiffies", "jiffies_64"}));
+    EXPECT_TRUE(s.at(9).empty());
+    EXPECT_FALSE(static_cast<bool>(parse_guest_output(console + "@@SYM 0 x y\n")));
+}
+
 }  // namespace
 }  // namespace patchfuzz::kernel

@@ -4,6 +4,7 @@
 #include "bpf/util/json.hpp"
 #include "bpf/util/numbers_as_n.hpp"
 
+#include <cstdlib>
 #include <ostream>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "harness/kernel/kernel_image.hpp"
 #include "harness/kernel/undefined_shift.hpp"
 #include "harness/kernel/xlated_compare.hpp"
+#include "harness/kernel/xlated_program.hpp"
 
 namespace patchfuzz::kernel {
 namespace {
@@ -21,7 +23,7 @@ namespace {
 // Kernel test run vs interpreter: retval (u32, what BPF_PROG_TEST_RUN returns) and the contents of
 // array/hash maps (the guest prints at most 16 entries per map; we compare those keys).
 RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, const interp::ExecInput& in,
-                       const ArchProfile& arch) {
+                       const ArchProfile& arch, interp::ZextMarks marks = interp::ZextMarks::Ignore) {
     RunCompare rc{k, true, ""};
     if (real.rc != 0) {
         rc.agree = false;
@@ -34,7 +36,7 @@ RunCompare compare_run(uint32_t k, const GuestRun& real, const Program& model, c
             rc.detail = "not compared: " + *where + " (undefined on " + std::string(arch.name) + ")";
             return rc;
         }
-    auto res = interp::execute(model, in, arch);
+    auto res = interp::execute(model, in, arch, {}, marks);
     if (res.status != interp::ExecResult::Status::Ok) {
         rc.agree = false;
         rc.detail = "interpreter: " + std::string(interp::to_string(res.status)) + " at pc " + std::to_string(res.fault_pc) +
@@ -81,6 +83,30 @@ std::string difference_key(const CompareResult& c) {
     return "kernel " + shown(k, false) + " / model " + shown(m, true);
 }
 
+// The kernel's xlated program converted and run against the original (and against the VM's
+// test runs, which checks the conversion itself); counted in `rep`.
+void execute_xlated(CaseOutcome& o, const GuestCaseResult& g, const KernelCase& kc, const MaskFacts& facts,
+                    const ArchProfile& arch, CheckReport& rep) {
+    XlatedProgram x = program_of_xlated(g, kc.program, facts);
+    if (!x.ok) {
+        o.xlated_exec = "conversion-failed";
+        o.xlated_failure = x.failure;
+        o.xlated_detail = x.detail;
+        rep.xlated_conversion_failed++;
+        rep.xlated_failures[x.failure]++;
+        return;
+    }
+    rep.xlated_executed++;
+    o.xlated = run_xlated_vs_original(x.program, kc.program, kc.inputs, arch);
+    o.xlated_exec = o.xlated.agree ? "agree" : "differ";
+    (o.xlated.agree ? rep.xlated_agree : rep.xlated_differ)++;
+    for (size_t k = 0; k < g.runs.size() && k < kc.inputs.size(); k++) {
+        o.xlated_vm_runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], x.program, kc.inputs[k], arch));
+        rep.xlated_vm_runs++;
+        if (!o.xlated_vm_runs.back().agree) rep.xlated_vm_disagree++;
+    }
+}
+
 }  // namespace
 
 void with_rnd_hi32(KernelCase& kc) {
@@ -95,7 +121,7 @@ const char* divergence_of(const CaseOutcome& o) {
         case Agreement::Crashed: return "vm-crashed";
         case Agreement::Agree:
             if (!o.runs_agree()) return "run-mismatch";
-            return o.original_runs_agree() ? nullptr : "kernel-changes-meaning";
+            return o.original_runs_agree() && o.xlated_exec != "differ" ? nullptr : "kernel-changes-meaning";
         case Agreement::Rejected: break;
     }
     return nullptr;
@@ -147,6 +173,8 @@ Expected<CheckOptions> default_check_options(std::string_view tag, const std::st
     co.vm.arch = boot->debian_arch;
     co.vm.kernel_image = img->vmlinux;
     co.vm.guest_loader = *guest;
+    // Keeps the initramfs and the console of the last boot (how guest recordings for tests are made).
+    if (const char* keep = std::getenv("PATCHFUZZ_VM_WORK_DIR"); keep && *keep) co.vm.work_dir = keep;
     auto model_arch = arch_by_name(boot->model_arch);
     if (!model_arch) return make_error("", "no model profile for architecture " + std::string(boot->model_arch));
     co.arch = *model_arch;
@@ -223,24 +251,31 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                 }
             }
             if (opts.run) {
+                const OriginalReference ref(cases[i].program, opts.arch);
                 for (size_t k = 0; k < g.runs.size() && k < cases[i].inputs.size(); k++)
-                    o.original_runs.push_back(compare_run(static_cast<uint32_t>(k), g.runs[k], cases[i].program, cases[i].inputs[k], opts.arch));
+                    o.original_runs.push_back(
+                        compare_run(static_cast<uint32_t>(k), g.runs[k], ref.program, cases[i].inputs[k], opts.arch, ref.marks));
                 if (!o.original_runs_agree()) rep.kernel_vs_original++;
-                const bool model_disagrees = o.agreement != Agreement::Agree || !o.runs_agree();
-                if (model_disagrees && !o.original_runs.empty()) {
-                    o.rewrite_class = o.original_runs_agree() ? "model-gap" : "kernel-finding";
-                    (o.original_runs_agree() ? rep.model_gap : rep.kernel_finding)++;
-                } else if (!model_disagrees && !o.original_runs_agree()) {
-                    // the model rewrites as the kernel does, and both change the meaning: a
-                    // kernel finding the model shares (0007's bpf_loop inline, for one)
-                    o.rewrite_class = "kernel-finding";
-                    rep.kernel_finding++;
-                    for (const auto& run : o.original_runs)
-                        if (!run.agree) {
-                            o.key = numbers_as_n(run.detail);
-                            break;
-                        }
-                }
+            }
+            if (opts.exec_xlated) execute_xlated(o, g, cases[i], facts, opts.arch, rep);
+            const bool xlated_changes = o.xlated_exec == "differ";
+            const bool kernel_changes = !o.original_runs_agree() || xlated_changes;
+            const bool judged = !o.original_runs.empty() || o.xlated_exec == "agree" || xlated_changes;
+            const bool model_disagrees = o.agreement != Agreement::Agree || !o.runs_agree();
+            if (model_disagrees && judged) {
+                o.rewrite_class = kernel_changes ? "kernel-finding" : "model-gap";
+                (kernel_changes ? rep.kernel_finding : rep.model_gap)++;
+            } else if (!model_disagrees && kernel_changes) {
+                // the model rewrites as the kernel does, and both change the meaning: a
+                // kernel finding the model shares (0007's bpf_loop inline, for one)
+                o.rewrite_class = "kernel-finding";
+                rep.kernel_finding++;
+                for (const auto& run : o.original_runs)
+                    if (!run.agree) {
+                        o.key = numbers_as_n(run.detail);
+                        break;
+                    }
+                if (o.key.empty()) o.key = numbers_as_n("xlated: " + o.xlated.detail + " at " + o.xlated.diverging_insn);
             }
             if (o.agreement == Agreement::Agree) rep.agree++;
             if (o.agreement == Agreement::Differ) rep.differ++;
@@ -264,12 +299,24 @@ void print_case_outcome(std::ostream& out, const CaseOutcome& c) {
         if (!run.agree || !run.compared) out << "    run " << run.input << ": " << run.detail << "\n";
     for (const auto& run : c.original_runs)
         if (!run.agree) out << "    kernel vs original, run " << run.input << ": " << run.detail << "\n";
+    if (c.xlated_exec == "differ") {
+        out << "    xlated vs original (interpreter), input " << c.xlated.input << ": " << c.xlated.detail << "\n";
+        if (c.xlated.diverging_pc >= 0)
+            out << "    xlated diverges at pc " << c.xlated.diverging_pc << ": " << c.xlated.diverging_insn << " (" << c.xlated.located << ")\n";
+        else
+            out << "    xlated divergence " << c.xlated.located << "\n";
+    }
+    if (c.xlated_exec == "conversion-failed") out << "    xlated not executed: " << c.xlated_failure << ": " << c.xlated_detail << "\n";
+    for (const auto& run : c.xlated_vm_runs)
+        if (!run.agree) out << "    xlated (interpreter) vs VM, run " << run.input << ": " << run.detail << "\n";
     if (!c.rewrite_class.empty()) out << "    class: " << c.rewrite_class << "\n";
 }
 
 void print_text_report(std::ostream& out, const CheckReport& r, bool verbose) {
     for (const auto& c : r.cases) {
-        bool interesting = c.agreement != Agreement::Agree || !c.runs_agree() || !c.original_runs_agree();
+        bool xlated_off = c.xlated_exec == "differ" || c.xlated_exec == "conversion-failed";
+        for (const auto& run : c.xlated_vm_runs) xlated_off = xlated_off || !run.agree;
+        bool interesting = c.agreement != Agreement::Agree || !c.runs_agree() || !c.original_runs_agree() || xlated_off;
         if (interesting || verbose) print_case_outcome(out, c);
     }
     for (const auto& a : r.alerts) out << "kernel: " << a << "\n";
@@ -278,13 +325,18 @@ void print_text_report(std::ostream& out, const CheckReport& r, bool verbose) {
     std::snprintf(buf, sizeof(buf),
                   "kernel %s (jit %d): %zu cases, %u boots, boot %.2f s, wall %.2f s; accepted %u (%.1f%%), agree %u, "
                   "differ %u, model-failed %u, crashed %u, run-disagree %u; %.0f loads/s in the guest\n"
-                  "kernel rewrite executed: %u of the accepted change the original's results; model gaps %u, kernel "
-                  "findings %u\n",
+                  "kernel rewrite executed: the VM's test runs of %u accepted differ from the original's; model gaps %u, "
+                  "kernel findings %u (test runs and xlated execution)\n",
                   r.release.c_str(), r.jit, n, r.boots, r.boot_s, r.wall_s, r.accepted, n ? 100.0 * r.accepted / n : 0.0,
                   r.agree, r.differ, r.model_failed, r.crashed, r.run_disagree,
                   r.guest_busy_us ? 1e6 * static_cast<double>(n) / static_cast<double>(r.guest_busy_us) : 0.0,
                   r.kernel_vs_original, r.model_gap, r.kernel_finding);
     out << buf;
+    out << "kernel xlated program in the interpreter: executed " << r.xlated_executed << " of " << r.accepted << " accepted; agree with the original "
+        << r.xlated_agree << ", differ " << r.xlated_differ << "; vs VM runs " << (r.xlated_vm_runs - r.xlated_vm_disagree) << "/"
+        << r.xlated_vm_runs << " agree; conversion failed " << r.xlated_conversion_failed;
+    for (const auto& [why, n] : r.xlated_failures) out << (why == r.xlated_failures.begin()->first ? " (" : ", ") << why << " " << n;
+    out << (r.xlated_failures.empty() ? "\n" : ")\n");
     if (r.runs_not_compared)
         out << r.runs_not_compared << " test runs not compared: they execute what the architecture leaves undefined\n";
     if (r.interpreted)
@@ -298,6 +350,16 @@ void print_json_report(std::ostream& out, const CheckReport& r) {
         << ",\"model_failed\":" << r.model_failed << ",\"crashed\":" << r.crashed << ",\"run_disagree\":" << r.run_disagree
         << ",\"kernel_vs_original\":" << r.kernel_vs_original << ",\"model_gap\":" << r.model_gap
         << ",\"kernel_finding\":" << r.kernel_finding
+        << ",\"xlated_executed\":" << r.xlated_executed << ",\"xlated_agree\":" << r.xlated_agree
+        << ",\"xlated_differ\":" << r.xlated_differ << ",\"xlated_conversion_failed\":" << r.xlated_conversion_failed
+        << ",\"xlated_vm_runs\":" << r.xlated_vm_runs << ",\"xlated_vm_disagree\":" << r.xlated_vm_disagree
+        << ",\"xlated_failures\":{";
+    bool first_failure = true;
+    for (const auto& [why, n] : r.xlated_failures) {
+        out << (first_failure ? "" : ",") << json_str(why) << ":" << n;
+        first_failure = false;
+    }
+    out << "}"
         << ",\"interpreted\":" << r.interpreted << ",\"runs_not_compared\":" << r.runs_not_compared
         << ",\"facts\":{";
     bool first_fact = true;
@@ -319,7 +381,18 @@ void print_json_report(std::ostream& out, const CheckReport& r) {
             out << (k ? "," : "") << "{\"input\":" << c.runs[k].input << ",\"agree\":" << (c.runs[k].agree ? "true" : "false")
                 << ",\"compared\":" << (c.runs[k].compared ? "true" : "false")
                 << ",\"detail\":" << json_str(c.runs[k].detail) << "}";
-        out << "],\"class\":" << json_str(c.rewrite_class) << "}";
+        out << "],\"class\":" << json_str(c.rewrite_class) << ",\"xlated_exec\":" << json_str(c.xlated_exec);
+        if (c.xlated_exec == "conversion-failed")
+            out << ",\"xlated_failure\":" << json_str(c.xlated_failure) << ",\"xlated_detail\":" << json_str(c.xlated_detail);
+        if (c.xlated_exec == "differ")
+            out << ",\"xlated_input\":" << c.xlated.input << ",\"xlated_detail\":" << json_str(c.xlated.detail)
+                << ",\"xlated_diverging_pc\":" << c.xlated.diverging_pc << ",\"xlated_diverging_insn\":"
+                << json_str(c.xlated.diverging_insn) << ",\"xlated_located\":" << json_str(c.xlated.located);
+        out << ",\"xlated_vm_runs\":[";
+        for (size_t k = 0; k < c.xlated_vm_runs.size(); k++)
+            out << (k ? "," : "") << "{\"input\":" << c.xlated_vm_runs[k].input << ",\"agree\":"
+                << (c.xlated_vm_runs[k].agree ? "true" : "false") << ",\"detail\":" << json_str(c.xlated_vm_runs[k].detail) << "}";
+        out << "]}";
     }
     out << "]}\n";
 }

@@ -18,6 +18,7 @@
 #include "bpf/util/error.hpp"
 #include "harness/kernel/kernel_case.hpp"
 #include "harness/kernel/vm_runner.hpp"
+#include "harness/kernel/xlated_exec.hpp"
 
 namespace patchfuzz::kernel {
 
@@ -59,6 +60,14 @@ struct CaseOutcome {
     // nothing to tell (agreement, or no test run).
     std::vector<RunCompare> original_runs;
     std::string rewrite_class;
+    // The kernel's xlated program itself, converted (xlated_program.hpp) and run in our interpreter
+    // against the original on the case's inputs: "" not tried, "agree", "differ" (a kernel
+    // finding, located in `xlated`), "conversion-failed" (xlated_failure: its class, xlated_detail).
+    // With test runs, xlated_vm_runs hold the converted program against the VM's runs: that
+    // validates the conversion.
+    std::string xlated_exec, xlated_failure, xlated_detail;
+    XlatedExecution xlated;
+    std::vector<RunCompare> xlated_vm_runs;
     [[nodiscard]] bool original_runs_agree() const {
         for (const auto& r : original_runs)
             if (!r.agree) return false;
@@ -88,6 +97,7 @@ struct CheckOptions {
     ArchProfile arch = arch_x86_64();  // the model's architecture (rewrites and interpreter)
     bool run = false;               // BPF_PROG_TEST_RUN vs interpreter
     bool compare = true;            // run the model at all
+    bool exec_xlated = true;        // run the kernel's xlated program in the interpreter
     size_t per_boot = 5000;
 };
 
@@ -106,6 +116,11 @@ struct CheckReport {
     uint32_t kernel_vs_original = 0, model_gap = 0, kernel_finding = 0;
     // kernel_vs_original is not in ok(): the corpus keeps known kernel findings (0007), which a
     // check of the corpus reports without failing; campaigns file them (divergence_of).
+    // The xlated program executed (CaseOutcome::xlated_exec): cases run, agreeing with / differing
+    // from the original, conversions that failed (per class), and its runs against the VM's.
+    uint32_t xlated_executed = 0, xlated_agree = 0, xlated_differ = 0, xlated_conversion_failed = 0;
+    std::map<std::string, uint32_t> xlated_failures;
+    uint32_t xlated_vm_runs = 0, xlated_vm_disagree = 0;
     uint32_t interpreted = 0;       // accepted, but the JIT gave up: the kernel's interpreter runs it
     uint32_t runs_not_compared = 0; // test runs through behaviour the arch leaves undefined
     [[nodiscard]] bool ok() const { return differ == 0 && model_failed == 0 && crashed == 0 && run_disagree == 0; }
