@@ -48,16 +48,32 @@ void on_signal(int sig, siginfo_t* info, void* uctx) {
     // an abort() raises again by itself.
 }
 
-// Handlers run on a stack of their own, so a plugin that overflows its stack is caught too.
-void ensure_alt_stack() {
-    thread_local bool done = false;
-    if (done) return;
-    stack_t ss{};
-    ss.ss_size = size_t{1} << 16;
-    ss.ss_sp = std::malloc(ss.ss_size);
-    if (ss.ss_sp != nullptr) sigaltstack(&ss, nullptr);
-    done = true;
-}
+// Handlers run on a stack of their own, so a plugin that overflows its stack is caught too. One
+// per thread, given back when the thread ends.
+class AltStack {
+public:
+    AltStack() {
+        stack_t ss{};
+        ss.ss_size = size_t{1} << 16;
+        ss.ss_sp = std::malloc(ss.ss_size);
+        if (ss.ss_sp != nullptr && sigaltstack(&ss, nullptr) == 0) mem_ = ss.ss_sp;
+        else std::free(ss.ss_sp);
+    }
+    ~AltStack() {
+        if (mem_ == nullptr) return;
+        stack_t off{};
+        off.ss_flags = SS_DISABLE;
+        sigaltstack(&off, nullptr);
+        std::free(mem_);
+    }
+    AltStack(const AltStack&) = delete;
+    AltStack& operator=(const AltStack&) = delete;
+
+private:
+    void* mem_ = nullptr;
+};
+
+void ensure_alt_stack() { thread_local AltStack stack; }
 
 void install_once() {
     static std::once_flag once;

@@ -3,6 +3,8 @@
 # Usage: deb_package.sh BUILD_DIR WORKDIR
 set -eu
 build=$1 work=$2
+# A sanitizer build is not what one packages (no tcmalloc, other libraries): skipped there.
+if [ "${PATCHFUZZ_SANITIZED:-0}" = 1 ]; then echo "skipped: sanitizer build"; exit 77; fi
 rm -rf "$work" && mkdir -p "$work"
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; exit 1; }
 deb=$(ls "$work"/patchfuzz_*.deb)
