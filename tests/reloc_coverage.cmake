@@ -10,7 +10,7 @@ add_test(NAME reloc_cells_documented
 
 # A campaign of 100,000 cases (the structural oracle only; one job and a fixed seed, so it is the
 # same campaign in every build, ~2 s in a release build, under a minute with ASan) hits every
-# reachable cell, and no cell the table calls unreachable; the JSON summary and the HTML
+# reachable cell (the large-program knob keeps under 10 % of the time even in so short a run), and no cell the table calls unreachable; the JSON summary and the HTML
 # report carry the grid. Findings do not matter here (exit 0 or 1), only the coverage.
 add_test(NAME reloc_campaign_hits_every_reachable_cell
          COMMAND sh -c "rm -rf '${RELOC_OUT}' && \
@@ -22,7 +22,7 @@ assert r[\"never_hit\"] == [], r[\"never_hit\"]; \
 assert r[\"unreachable_hit\"] == [], r[\"unreachable_hit\"]; \
 assert r[\"reachable_hit\"] == r[\"reachable\"]; \
 k=d[\"knobs\"]; assert all(k[n][\"cases\"] > 0 for n in k), k; \
-assert k[\"large\"][\"time_share\"] < 0.04, k' '${RELOC_OUT}.json' && \
+assert k[\"large\"][\"time_share\"] < 0.10, k' '${RELOC_OUT}.json' && \
    '$<TARGET_FILE:patchfuzz>' report '${RELOC_OUT}' -o '${RELOC_OUT}.html' >/dev/null && \
    grep -q 'Relocation coverage' '${RELOC_OUT}.html' && grep -q 'ref/call/bwd-over' '${RELOC_OUT}.html' && \
    ! grep -q \"background:#f99\" '${RELOC_OUT}.html'")
