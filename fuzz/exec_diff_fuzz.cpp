@@ -7,7 +7,6 @@
 // $PATCHFUZZ_KNOWN_FINDINGS names another directory ("" for none); the default is the source
 // tree's corpus/regression/findings, found from this file's path.
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "fuzz/fuzz_common.hpp"
@@ -20,7 +19,7 @@ namespace {
 
 std::string known_findings_dir() {
     if (const char* e = std::getenv("PATCHFUZZ_KNOWN_FINDINGS")) return e;
-    return (std::filesystem::path(__FILE__).parent_path().parent_path() / "corpus" / "regression" / "findings").string();
+    return PATCHFUZZ_KNOWN_FINDINGS_DIR;
 }
 
 }  // namespace
