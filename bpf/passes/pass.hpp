@@ -56,6 +56,13 @@ inline bool is_7x_or_next(KernelProfile k) {
     return k == KernelProfile::BpfNext || k == KernelProfile::K7_2 || k == KernelProfile::K7_3;
 }
 
+// The struct layout a profile's convert_ctx_accesses rewrites ctx accesses to
+// (bpf/passes/ctx_fields.hpp): 6.1's own; 6.12, 7.2 and 7.3 share one, and bpf-next is taken to be
+// the newest measured build.
+inline CtxLayout ctx_layout_of(KernelProfile k) {
+    return k == KernelProfile::K6_1 ? CtxLayout::Linux6_1 : CtxLayout::Linux6_12;
+}
+
 // A field added here must also be compared by options_alike_but_arch() (pipeline.cpp).
 struct RewriteOptions {
     ArchProfile arch;                  // JIT capabilities (bpf/arch/arch_profile.hpp)

@@ -14,6 +14,7 @@ bool operator==(const Program& a, const Program& b) {
     // as the code. SubprogInfo has padding, so it keeps its defaulted ==; so do the rare insn arrays.
     return same_elements(a.insns, b.insns) && same_elements(a.aux, b.aux) && a.name == b.name &&
            a.prog_type == b.prog_type && a.attach == b.attach && a.attach_btf_vlen == b.attach_btf_vlen &&
+           a.ctx_layout == b.ctx_layout &&
            a.subprogs == b.subprogs && same_elements(a.linfo, b.linfo) && same_elements(a.finfo, b.finfo) &&
            a.insn_arrays == b.insn_arrays && same_elements(a.pokes, b.pokes) &&
            a.kfuncs == b.kfuncs && a.maps == b.maps;
@@ -26,6 +27,7 @@ void copy_all_but_code(const Program& in, Program& out) {
     out.prog_type = in.prog_type;
     out.attach = in.attach;
     out.attach_btf_vlen = in.attach_btf_vlen;
+    out.ctx_layout = in.ctx_layout;
     out.subprogs = in.subprogs;
     out.linfo = in.linfo;
     out.finfo = in.finfo;

@@ -40,6 +40,18 @@ enum class TraceAttach : uint8_t {
     FsessionMulti, // BPF_TRACE_FSESSION_MULTI (bpf-next)
 };
 
+// How a program's ctx pointer (R1 at entry) is laid out when it runs. A program as loaded reads
+// the uapi struct of its type (struct __sk_buff, struct xdp_md, ...); after convert_ctx_accesses
+// (pass ctx_access) the accesses of socket filter, tc and XDP programs read the kernel's own
+// structs (struct sk_buff, struct xdp_buff and what they point to) at the offsets of one kernel
+// build, which bpf/passes/ctx_fields.hpp holds. The interpreter builds the ctx it runs a program
+// on in this layout, so the two forms see the same values.
+enum class CtxLayout : uint8_t {
+    Uapi = 0,
+    Linux6_1,   // Debian 6.1.0-57 (6.1.192)
+    Linux6_12,  // Debian 6.12.118, 7.2.13 and 7.3.4: measured alike
+};
+
 // struct bpf_insn_aux_data (include/linux/bpf_verifier.h): the fields the rewrite passes read or
 // the patchers move. Zero-initialised means "fresh slot" exactly as the kernel's vrealloc+memset.
 struct InsnAux {
@@ -155,6 +167,9 @@ struct Program {
     // param is the hidden `void *__data`). Program-wide, never moved by a patcher.
     TraceAttach attach = TraceAttach::Other;
     uint8_t attach_btf_vlen = 0;
+    // Uapi for a program as loaded; set by the ctx_access pass when it rewrites the ctx accesses
+    // into a kernel build's struct offsets. Program-wide, never moved by a patcher.
+    CtxLayout ctx_layout = CtxLayout::Uapi;
     std::vector<isa::Insn> insns;
     std::vector<InsnAux> aux;           // same length as insns
     std::vector<SubprogInfo> subprogs;  // subprog_cnt + 1 (fake exit last)

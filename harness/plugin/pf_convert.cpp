@@ -131,6 +131,7 @@ Program from_pf(const pf_program& v, const Program& like) {
     p.prog_type = like.prog_type;
     p.attach = like.attach;
     p.attach_btf_vlen = like.attach_btf_vlen;
+    p.ctx_layout = like.ctx_layout;
     p.maps = like.maps;
     p.kfuncs = like.kfuncs;
     p.insns.assign(v.insns, v.insns + v.len);
