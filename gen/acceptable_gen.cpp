@@ -5,7 +5,10 @@
 #include <array>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/passes/ctx_fields.hpp"
 #include "bpf/passes/ptr_arith_mask.hpp"
+#include "gen/ctx_reads.hpp"
+#include "gen/test_run_ctx.hpp"
 
 namespace patchfuzz::gen {
 namespace {
@@ -317,6 +320,71 @@ struct Gen {
 
     bool unpriv() const { return opts.privilege == passes::Privilege::Unpriv; }
 
+    // ---- the context (convert_ctx_accesses), read and written at the start of main, where r1 is
+    // still the ctx pointer: its values then flow into everything after.
+    ctx_fields::CtxKind ctx_kind() const { return ctx_fields::ctx_kind(prog.prog_type); }
+    size_t ctx_access(Emitter& e, Insn in, uint8_t ctx_field_size) {
+        const size_t at = e.emit(in);
+        e.aux[at].ptr_type = PtrType::Ctx;
+        e.aux[at].ctx_field_size = ctx_field_size;
+        return at;
+    }
+    static uint8_t size_code(uint32_t bytes) { return bytes == 1 ? BPF_B : bytes == 2 ? BPF_H : bytes == 4 ? BPF_W : BPF_DW; }
+
+    // A field read into `dst`, at any width and offset the verifier allows (gen/ctx_reads.hpp);
+    // sometimes sign-extending (cpu v4: 6.12 and later).
+    void ctx_read(Emitter& e, uint8_t dst) {
+        const std::vector<CtxRead>& reads = ctx_scalar_reads(ctx_kind());
+        const CtxRead& r = reads[rng.range(0, reads.size() - 1)];
+        const bool sx = opts.v612 && r.size < 8 && rng.chance(1, 8);
+        const uint8_t mode = sx ? BPF_MEMSX : BPF_MEM;
+        ctx_access(e, make(BPF_LDX | size_code(r.size) | mode, dst, BPF_REG_1, r.off, 0), r.ctx_field_size);
+    }
+
+    // tc and XDP: data and data_end, and a bounds-checked load of packet bytes into a callee-saved
+    // register (kept when the packet is too short); root also keeps the packet's length.
+    void packet_read(Emitter& e) {
+        using ctx_fields::Field;
+        const bool xdp = ctx_kind() == ctx_fields::CtxKind::Xdp;
+        ctx_access(e, ldx(BPF_W, BPF_REG_2, BPF_REG_1, ctx_fields::uapi_field(xdp ? Field::XdpData : Field::Data).off), 0);
+        ctx_access(e, ldx(BPF_W, BPF_REG_3, BPF_REG_1, ctx_fields::uapi_field(xdp ? Field::XdpDataEnd : Field::DataEnd).off), 0);
+        static constexpr uint8_t sizes[] = {1, 2, 4, 8};
+        const uint8_t size = sizes[rng.range(0, 3)];
+        const auto end = static_cast<int32_t>(rng.range(size, rng.chance(1, 8) ? 80 : 64));  // our packets have 64 bytes
+        e.emit(mov64_reg(BPF_REG_4, BPF_REG_2));
+        e.emit(alu64_imm(BPF_ADD, BPF_REG_4, end));
+        e.emit(jmp_reg(BPF_JGT, BPF_REG_4, BPF_REG_3, 1));
+        const size_t load = e.emit(ldx(size_code(size), callee(), BPF_REG_2, static_cast<int16_t>(end - size)));
+        e.aux[load].ptr_type = PtrType::Packet;
+        if (rng.chance(1, 2)) {
+            e.emit(alu64_reg(BPF_SUB, BPF_REG_3, BPF_REG_2));  // data_end - data: a scalar
+            e.emit(alu64_reg(BPF_ADD, callee(), BPF_REG_3));
+        }
+    }
+
+    // A store of a callee-saved register to a field the program may write (cb[]; tc also mark,
+    // priority, tc_index), then perhaps a read of that cb[] slot into another.
+    void ctx_store(Emitter& e) {
+        const std::vector<CtxRead>& stores = ctx_u32_stores(ctx_kind());
+        if (stores.empty()) return;
+        const CtxRead& s = stores[rng.range(0, stores.size() - 1)];
+        ctx_access(e, stx(BPF_W, BPF_REG_1, callee(), s.off), 0);
+        if (s.field == ctx_fields::Field::Cb && rng.chance(1, 2)) ctx_access(e, ldx(BPF_W, callee(), BPF_REG_1, s.off), 0);
+    }
+
+    // main's first insns: r6-r9 set from constants or ctx fields, then the packet and stores.
+    void prologue(Emitter& e) {
+        const ctx_fields::CtxKind kind = ctx_kind();
+        const bool ctx = kind != ctx_fields::CtxKind::None && rng.chance(3, 4);
+        for (uint8_t r : kCallees) {
+            if (ctx && rng.chance(1, 2)) ctx_read(e, r);
+            else e.emit(mov64_imm(r, small_imm()));
+        }
+        if (!ctx) return;
+        if (kind != ctx_fields::CtxKind::SkbFilter && rng.chance(1, 2)) packet_read(e);
+        if (rng.chance(1, 2)) ctx_store(e);
+    }
+
     void block(Emitter& e) {
         uint64_t kinds = opts.v612 ? 10 : 9;
         uint64_t kind = rng.range(0, kinds - 1);
@@ -364,18 +432,45 @@ std::vector<uint8_t> rand_bytes(Rng& rng, size_t n) {
     return b;
 }
 
+// 64 bytes, with the Ethernet header shaped so that the test run's pkt_type and protocol take
+// each of their values (gen/test_run_ctx.hpp): sometimes the loopback's own (all-zero) address,
+// common types and 802.3 lengths (with and without the ff ff that makes them raw 802.3).
+std::vector<uint8_t> test_packet(Rng& rng) {
+    std::vector<uint8_t> p = rand_bytes(rng, 64);
+    if (rng.chance(1, 4)) std::fill_n(p.begin(), 6, 0);
+    if (rng.chance(1, 2)) {
+        static constexpr uint16_t types[] = {0x0800, 0x86dd, 0x0806, 0x8100, 0x88cc, 0x0042, 0x05dc, 0x0600};
+        const uint16_t t = types[rng.range(0, std::size(types) - 1)];
+        p[12] = static_cast<uint8_t>(t >> 8);
+        p[13] = static_cast<uint8_t>(t);
+        if (t < 0x600 && rng.chance(1, 2)) p[14] = p[15] = 0xff;
+    }
+    return p;
+}
+
+gen::SkbCtxIn random_ctx_in(Rng& rng) {
+    SkbCtxIn in;
+    auto value = [&rng]() { return rng.chance(1, 2) ? static_cast<uint32_t>(rng.range(0, 16)) : static_cast<uint32_t>(rng.next()); };
+    in.mark = value();
+    in.priority = value();
+    in.ingress_ifindex = value();
+    for (uint32_t& c : in.cb) c = value();
+    return in;
+}
+
 }  // namespace
 
 AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
     Gen g{rng, opts, {}};
     const bool root = opts.privilege == passes::Privilege::Root;
-    g.prog.prog_type = !root || rng.chance(1, 2) ? BPF_PROG_TYPE_SOCKET_FILTER : BPF_PROG_TYPE_XDP;
+    static constexpr uint32_t root_types[] = {BPF_PROG_TYPE_SOCKET_FILTER, BPF_PROG_TYPE_XDP, BPF_PROG_TYPE_SCHED_CLS};
+    g.prog.prog_type = root ? root_types[rng.range(0, 2)] : uint32_t{BPF_PROG_TYPE_SOCKET_FILTER};
     static constexpr uint32_t types[] = {BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH};
     uint32_t nmaps = static_cast<uint32_t>(rng.range(1, 3));
     for (uint32_t i = 0; i < nmaps; i++) g.prog.maps.push_back(make_map(rng, types[rng.range(0, g.unpriv() ? 1 : 2)], opts.privilege));
 
     Emitter main;
-    for (uint8_t r : kCallees) main.emit(mov64_imm(r, g.small_imm()));
+    g.prologue(main);
     for (int16_t off = kValueBuf; off < 0; off += 8) {
         const size_t store = main.emit(st(BPF_DW, BPF_REG_10, off, g.small_imm()));
         main.aux[store].nospec_result = g.speculative();  // the first store into each slot (STACK_INVALID)
@@ -436,7 +531,8 @@ AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
     AcceptableCase out{std::move(p), {}};
     for (uint32_t k = 0; k < opts.inputs; k++) {
         interp::ExecInput in;
-        in.packet = rand_bytes(rng, 64);
+        in.packet = test_packet(rng);
+        in.ctx = test_run_ctx_view(out.program.prog_type, in.packet, random_ctx_in(rng));
         in.maps.resize(out.program.maps.size());
         for (size_t m = 0; m < out.program.maps.size(); m++) {
             const auto& md = out.program.maps[m];

@@ -6,9 +6,11 @@
 #include <limits>
 
 #include "bpf/kfunc/kfunc_table.hpp"
+#include "bpf/passes/ctx_fields.hpp"
 #include "bpf/passes/zext_marks.hpp"
 #include "bpf/util/check.hpp"
 #include "bpf/util/rng.hpp"
+#include "gen/ctx_reads.hpp"
 #include "gen/emitted.hpp"
 
 namespace patchfuzz::gen {
@@ -1037,16 +1039,21 @@ void Builder::site_item(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint
             if (!f.has_ctx) return alu(f);
             const bool wide = p_.prog_type == BPF_PROG_TYPE_KPROBE || p_.prog_type == BPF_PROG_TYPE_TRACING ||
                               p_.prog_type == BPF_PROG_TYPE_RAW_TRACEPOINT;
-            int16_t off;
-            if (wide)
-                off = static_cast<int16_t>(8 * s_.pick(p_.prog_type == BPF_PROG_TYPE_KPROBE ? 16 : 4, Tag::Off));
-            else if (p_.prog_type == BPF_PROG_TYPE_XDP)
-                off = static_cast<int16_t>(12 + 4 * s_.pick(3, Tag::Off));
-            else
-                off = static_cast<int16_t>(4 * s_.pick(11, Tag::Off));
-            const uint32_t at = emit(f, isa::ldx(wide ? BPF_DW : BPF_W, var(), kCtxReg, off));
+            if (wide) {
+                const auto off = static_cast<int16_t>(8 * s_.pick(p_.prog_type == BPF_PROG_TYPE_KPROBE ? 16 : 4, Tag::Off));
+                const uint32_t at = emit(f, isa::ldx(BPF_DW, var(), kCtxReg, off));
+                f.aux[at].ptr_type = PtrType::Ctx;
+                f.aux[at].ctx_field_size = 8;
+                return;
+            }
+            // __sk_buff / xdp_md: a field the ctx_access pass converts, at a width it allows.
+            const std::vector<CtxRead>& reads = ctx_scalar_reads(ctx_fields::ctx_kind(p_.prog_type));
+            if (reads.empty()) return alu(f);
+            const CtxRead& r = reads[s_.pick(static_cast<uint32_t>(reads.size()), Tag::Off)];
+            static constexpr uint8_t kSizeCodes[] = {0, BPF_B, BPF_H, 0, BPF_W, 0, 0, 0, BPF_DW};
+            const uint32_t at = emit(f, isa::ldx(kSizeCodes[r.size], var(), kCtxReg, r.off));
             f.aux[at].ptr_type = PtrType::Ctx;
-            f.aux[at].ctx_field_size = wide ? 8 : 4;
+            f.aux[at].ctx_field_size = r.ctx_field_size;
             return;
         }
         case Item::LdAbs: {

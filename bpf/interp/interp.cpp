@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "bpf/interp/cost_model.hpp"
+#include "bpf/interp/ctx_image.hpp"
 #include "bpf/interp/decode_check.hpp"
 #include "bpf/interp/effect_log.hpp"
 #include "bpf/interp/map_model.hpp"
@@ -23,6 +24,7 @@
 #include "bpf/isa/insn_def32.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/internal_calls.hpp"
+#include "bpf/util/check.hpp"
 #include "bpf/util/hex.hpp"
 #include "bpf/util/rng.hpp"
 
@@ -52,7 +54,7 @@ using isa::Insn;
 #define PF_OTHER_OPS(X)                                                                                              \
     X(MOVPERCPU) X(MOVSX8_64) X(MOVSX16_64) X(MOVSX32_64) X(MOVSX8_32) X(MOVSX16_32) X(NEG64) X(NEG32) X(ZEXT)       \
     X(LE16) X(LE32) X(LE64) X(BSWAP16) X(BSWAP32) X(BSWAP64)                                                         \
-    X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDSXB) X(LDSXH) X(LDSXW) X(LDX_PROBE)                                         \
+    X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDSXB) X(LDSXH) X(LDSXW) X(LDX_PROBE) X(LDX_CTX_PKT)                         \
     X(STB) X(STH) X(STW) X(STDW) X(STXB) X(STXH) X(STXW) X(STXDW) X(ATOMIC)                                          \
     X(LDABS) X(LDIND)                                                                                                \
     X(LDIMM64) X(LDIMM64_MAP) X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALL_KFUNC) X(CALLX) X(EXIT) X(MAY_GOTO) X(GOTOX) \
@@ -240,6 +242,7 @@ struct DecodedCode {
     DecodedCode(const DecodedCode&) = delete;
     DecodedCode& operator=(const DecodedCode&) = delete;
     void decode();
+    void mark_ctx_packet_loads();
     // Sets DInsn::zext from the program's marks, once (what runs with ZextMarks::Apply read; the
     // others, sharing this code, never look).
     void mark_zexts() const;
@@ -281,6 +284,10 @@ struct SetupImage {
     };
     bool saved = false;
     uint32_t ctx_base = 0;
+    // What the ctx region was made from besides the input (ctx_image.hpp): the uapi view of this
+    // kind, or the kernel structs of this layout.
+    ctx_fields::CtxKind ctx_kind = ctx_fields::CtxKind::None;
+    CtxLayout ctx_layout = CtxLayout::Uapi;
     uint64_t nr_args = 0;  // tracing_nr_args(), in the ctx prefix of a tracing program
     std::vector<MapShape> map_shapes;
     Memory::Image memory;
@@ -295,6 +302,7 @@ struct SetupImage {
     [[nodiscard]] bool fits(const Program& p, uint32_t p_ctx_base) const {
         if (!saved || p_ctx_base != ctx_base || (ctx_base != 0 && tracing_nr_args(p) != nr_args) || p.maps.size() != map_shapes.size())
             return false;
+        if (ctx_fields::ctx_kind(p.prog_type) != ctx_kind || p.ctx_layout != ctx_layout) return false;
         for (size_t i = 0; i < map_shapes.size(); ++i)
             if (!(MapShape(p.maps[i]) == map_shapes[i])) return false;
         return true;
@@ -302,6 +310,8 @@ struct SetupImage {
     void save(const Program& p, uint32_t p_ctx_base, const Memory& mem, const std::vector<MapModel>& models) {
         ctx_base = p_ctx_base;
         nr_args = ctx_base ? tracing_nr_args(p) : 0;
+        ctx_kind = ctx_fields::ctx_kind(p.prog_type);
+        ctx_layout = p.ctx_layout;
         map_shapes.clear();
         for (const MapDef& d : p.maps) map_shapes.emplace_back(d);
         mem.save(memory);
@@ -356,6 +366,8 @@ private:
     // setup
     bool setup();
     bool build_setup();
+    void build_kernel_ctx();
+    void final_ctx();
     void record_map_digests();
     // maps_ with at most n models (those of a run before, to be remade) and room for n.
     void keep_models(size_t n) {
@@ -472,6 +484,11 @@ private:
     const size_t code_size_;
     const std::vector<std::string>& invalid_;
     uint32_t ctx_base_ = 0;  // where r1 points inside the ctx region (after a tracing prefix)
+    // The ctx of a socket filter, tc or XDP program (ctx_image.hpp): its kind, and the kernel build
+    // whose structs the ctx region is when the program's ctx accesses were converted (else nullptr:
+    // the region is the uapi view).
+    ctx_fields::CtxKind ctx_kind_ = ctx_fields::CtxKind::None;
+    const ctx_fields::KernelLayout* kernel_ctx_ = nullptr;
     // The program's maps' models, made by setup() (nothing reads them before): reserved for all
     // maps at once, models never move.
     std::vector<MapModel> maps_;
@@ -518,6 +535,8 @@ bool Machine::setup() {
     // the inlined get_func_* helpers read (arch_prepare_bpf_trampoline): ctx[-8] the number of
     // arguments, ctx[-16] the traced function's address.
     ctx_base_ = prog_.prog_type == BPF_PROG_TYPE_TRACING ? kTracingCtxPrefix : 0;
+    ctx_kind_ = ctx_fields::ctx_kind(prog_.prog_type);
+    kernel_ctx_ = ctx_kind_ == ctx_fields::CtxKind::None ? nullptr : ctx_fields::kernel_layout(prog_.ctx_layout);
     if (image_ != nullptr && image_->fits(prog_, ctx_base_)) {
         mem_.restore(image_->memory);
         keep_models(prog_.maps.size());
@@ -560,8 +579,12 @@ bool Machine::build_setup() {
     // The main frame's stack starts with the input's bytes from its bottom up, zeros above.
     mem_.add_copy(kStackSize, 0, in_.stack.data(), std::min<size_t>(kStackSize, in_.stack.size()), RegionKind::Stack);
     mem_.add_lazy_many(kMaxFrames - 1, kStackSize, RegionKind::Stack);
-    uint32_t ctx = mem_.add_copy(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), ctx_base_, in_.ctx.data(), in_.ctx.size(),
-                                 RegionKind::Ctx);
+    // A converted program's ctx is the kernel structs, filled once the regions they point at exist.
+    uint32_t ctx = kernel_ctx_ ? mem_.add(kernel_ctx_size(*kernel_ctx_, ctx_kind_), RegionKind::Ctx)
+                               : mem_.add_copy(ctx_base_ + static_cast<uint32_t>(in_.ctx.size()), ctx_base_, in_.ctx.data(),
+                                               in_.ctx.size(), RegionKind::Ctx);
+    if (!kernel_ctx_ && ctx_kind_ != ctx_fields::CtxKind::None)
+        normalize_ctx_view(ctx_kind_, {mem_.region(ctx).data + ctx_base_, in_.ctx.size()});
     if (ctx_base_) {
         store_le(mem_.region(ctx).data, 8, kTracedFuncIp);
         store_le(mem_.region(ctx).data + 8, 8, tracing_nr_args(prog_));
@@ -589,8 +612,34 @@ bool Machine::build_setup() {
             return false;
         }
     }
+    if (kernel_ctx_) build_kernel_ctx();
     return true;
 }
+
+// The kernel structs of a converted program's ctx (ctx_image.hpp): the ctx region (sk_buff or
+// xdp_buff) and, after the maps' regions, the net_device and xdp_rxq_info it points at.
+void Machine::build_kernel_ctx() {
+    const ctx_fields::KernelLayout& l = *kernel_ctx_;
+    KernelCtxBytes b;
+    CtxPointers ptrs;
+    const uint32_t dev = mem_.add(l.dev_size, RegionKind::Ctx, false);
+    ptrs.dev = Memory::addr(dev, 0);
+    if (ctx_kind_ == ctx_fields::CtxKind::Xdp) {
+        const uint32_t rxq = mem_.add(l.rxq_size, RegionKind::Ctx, false);
+        ptrs.rxq = Memory::addr(rxq, 0);
+        b.rxq = mem_.region(rxq).data;
+    }
+    b.dev = mem_.region(dev).data;
+    b.ctx = mem_.region(kRegionCtx).data;
+    ptrs.packet = Memory::addr(kRegionPacket, 0);
+    ptrs.packet_end = Memory::addr(kRegionPacket, mem_.region(kRegionPacket).size);
+    std::array<uint8_t, ctx_fields::kSkbUapiSize> view{};
+    const size_t n = std::min(view.size(), in_.ctx.size());
+    std::copy_n(in_.ctx.begin(), n, view.begin());
+    normalize_ctx_view(ctx_kind_, {view.data(), n});
+    fill_kernel_ctx(l, ctx_kind_, {view.data(), n}, ptrs, b);
+}
+
 
 }  // namespace
 
@@ -1049,6 +1098,25 @@ void DecodedCode::decode() {
         i = insns + last;
         d = out + last;
         next = last + 1;
+    }
+    mark_ctx_packet_loads();
+}
+
+// A 4-byte read of __sk_buff's or xdp_md's data, data_end or data_meta that the verifier typed as a
+// ctx access gives a packet pointer, not the ctx bytes there: such reads become LDX_CTX_PKT (aux:
+// which pointer). Only in the uapi form: a converted program reads the pointers the kernel
+// structs hold.
+void DecodedCode::mark_ctx_packet_loads() {
+    const ctx_fields::CtxKind kind = ctx_fields::ctx_kind(prog_.prog_type);
+    if (kind == ctx_fields::CtxKind::None || prog_.ctx_layout != CtxLayout::Uapi) return;
+    const size_t n = std::min(prog_.aux.size(), size_);
+    for (size_t pc = 0; pc < n; ++pc) {
+        if (prog_.aux[pc].ptr_type != PtrType::Ctx || code_[pc].op != LDXW) continue;
+        const Insn& i = prog_.insns[pc];
+        const ctx_fields::UapiField* f = ctx_fields::allowed_access(kind, i.off, 4, false);
+        if (f == nullptr || f->ptr == ctx_fields::PacketPtr::None || f->off != i.off) continue;
+        code_[pc].op = LDX_CTX_PKT;
+        code_[pc].aux = static_cast<uint8_t>(f->ptr);
     }
 }
 
@@ -1690,7 +1758,7 @@ bool Machine::call_helper_any(uint32_t pc, int32_t id) {
 void Machine::charge(const DInsn& d, uint32_t pc) {
     const uint64_t* const r = r_;
     switch (d.op) {
-        case LDXB: case LDXH: case LDXW: case LDXDW: case LDSXB: case LDSXH: case LDSXW: case LDX_PROBE:
+        case LDXB: case LDXH: case LDXW: case LDXDW: case LDSXB: case LDSXH: case LDSXW: case LDX_PROBE: case LDX_CTX_PKT:
             cost_->load(d.dst, d.src, r[d.src] + static_cast<uint64_t>(static_cast<int64_t>(d.off)));
             break;
         case STB: case STH: case STW: case STDW:
@@ -1961,6 +2029,15 @@ L_JA:
     PF_LDX(LDSXH, 2, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(load_le(p, 2)))))
     PF_LDX(LDSXW, 4, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(load_le(p, 4)))))
 #undef PF_LDX
+L_LDX_CTX_PKT: {
+    // A packet pointer read from the uapi ctx (mark_ctx_packet_loads): the packet's start, or its
+    // end for data_end; data_meta is the start too (the test runs make no metadata).
+    const DInsn& d = *ip;
+    if (r[d.src] != Memory::addr(kRegionCtx, ctx_base_)) PF_FAULT("ctx packet pointer read through " + hex(r[d.src]) + ", not the ctx");
+    const uint64_t pkt = Memory::addr(kRegionPacket, 0);
+    r[d.dst] = d.aux == static_cast<uint8_t>(ctx_fields::PacketPtr::End) ? pkt + mem_.region(kRegionPacket).size : pkt;
+    PF_NEXT();
+}
 L_LDX_PROBE: {
     // PROBE_MEM: a faulting load yields 0 (exception table fixup), never a fault.
     const DInsn& d = *ip;
@@ -2201,6 +2278,30 @@ void copy_bytes(std::vector<uint8_t>& out, const uint8_t* p, size_t n) {
     }
 }
 
+// res_.ctx: the ctx region's bytes, or for a socket filter, tc or XDP program the uapi view
+// (normalized as it was made, or read back from the kernel structs), so the two forms compare.
+void Machine::final_ctx() {
+    if (!kernel_ctx_) {
+        copy_bytes(res_.ctx, mem_.region(kRegionCtx).data, mem_.region(kRegionCtx).size);
+        if (ctx_kind_ != ctx_fields::CtxKind::None) normalize_ctx_view(ctx_kind_, {res_.ctx.data() + ctx_base_, in_.ctx.size()});
+        return;
+    }
+    const ctx_fields::KernelLayout& l = *kernel_ctx_;
+    res_.ctx.assign(in_.ctx.begin(), in_.ctx.end());
+    normalize_ctx_view(ctx_kind_, res_.ctx);
+    KernelCtxBytes b;
+    b.ctx = mem_.region(kRegionCtx).data;
+    uint64_t dev = load_le(b.ctx + l.skb_dev, 8);
+    if (ctx_kind_ == ctx_fields::CtxKind::Xdp) {
+        b.rxq = mem_.translate(load_le(b.ctx + l.xdp_rxq, 8), l.rxq_size, false);
+        PATCHFUZZ_CHECK(b.rxq != nullptr, "interp: the xdp_rxq_info image is gone");
+        dev = load_le(b.rxq + l.rxq_dev, 8);
+    }
+    b.dev = mem_.translate(dev, l.dev_size, false);
+    PATCHFUZZ_CHECK(b.dev != nullptr, "interp: the net_device image is gone");
+    read_back_ctx_view(l, ctx_kind_, b, res_.ctx);
+}
+
 // res_.map_digests. Maps the run left as set up (no map helper changed one, no write reached
 // their memory) have the digests of the set-up: taken from the saved set-up when a run before
 // noted them there, else computed and noted.
@@ -2249,7 +2350,7 @@ void Machine::run() {
     res_.steps = steps_;
     res_.r0 = r_[0];
     copy_bytes(res_.stack, mem_.region(0).data, kStackSize);
-    copy_bytes(res_.ctx, mem_.region(kRegionCtx).data, mem_.region(kRegionCtx).size);
+    final_ctx();
     copy_bytes(res_.packet, mem_.region(kRegionPacket).data, mem_.region(kRegionPacket).size);
     if (opts_.collect_maps)
         for (MapModel& m : maps_) res_.maps.push_back(m.entries());

@@ -106,6 +106,8 @@ inline constexpr UapiField kUapiFields[] = {
 inline constexpr uint32_t kSkbUapiSize = 192;  // sizeof(struct __sk_buff)
 inline constexpr uint32_t kXdpUapiSize = 24;   // sizeof(struct xdp_md)
 inline constexpr uint32_t kCbSlots = 5;
+// MIN_NAPI_ID: every build reads a smaller skb->napi_id as 0 (the napi_id sequences below).
+inline constexpr uint32_t kMinNapiId = 0x2001;
 
 constexpr const UapiField& uapi_field(Field f) {
     for (const UapiField& u : kUapiFields)
@@ -167,7 +169,6 @@ struct KernelLayout {
     // struct xdp_buff, struct xdp_rxq_info
     uint16_t xdp_size, xdp_data, xdp_data_end, xdp_data_meta, xdp_rxq;
     uint16_t rxq_size, rxq_dev, rxq_queue_index;
-    uint32_t napi_id_min;  // MIN_NAPI_ID: a smaller napi_id reads as 0
     std::span<const Conversion> conversions;
 };
 
@@ -198,7 +199,7 @@ constexpr std::array<Conversion, kSharedConversions + 1> conversions_of(const Ke
         {Field::DataEnd, kTc, false, 8, 1, {ldx(BPF_DW, V, C, L.skb_data_end)}},
         {Field::DataMeta, kTc, false, 8, 1, {ldx(BPF_DW, V, C, L.skb_data_meta)}},
         {Field::NapiId, kSkb, false, 4, 3,
-         {ldx(BPF_W, V, C, L.skb_napi_id), jmp_imm(BPF_JGE, V, static_cast<int32_t>(L.napi_id_min), 1), mov64_imm(V, 0)}},
+         {ldx(BPF_W, V, C, L.skb_napi_id), jmp_imm(BPF_JGE, V, static_cast<int32_t>(kMinNapiId), 1), mov64_imm(V, 0)}},
         {Field::Mark, kTc, true, 4, 1, {stx(BPF_W, C, V, L.skb_mark)}},
         {Field::Priority, kTc, true, 4, 1, {stx(BPF_W, C, V, L.skb_priority)}},
         {Field::TcIndex, kTc, true, 2, 1, {stx(BPF_H, C, V, L.skb_tc_index)}},
@@ -219,7 +220,7 @@ inline constexpr KernelLayout kOffsets6_12{
     .skb_priority = 144, .skb_iif = 148, .skb_hash = 152, .skb_vlan_proto = 156, .skb_vlan_tci = 158, .skb_napi_id = 160,
     .skb_mark = 168, .skb_protocol = 180, .skb_data = 208, .dev_size = 232, .dev_ifindex = 224, .xdp_size = 56,
     .xdp_data = 0, .xdp_data_end = 8, .xdp_data_meta = 16, .xdp_rxq = 32, .rxq_size = 16, .rxq_dev = 0,
-    .rxq_queue_index = 8, .napi_id_min = 0x2001, .conversions = {}};
+    .rxq_queue_index = 8, .conversions = {}};
 // vlan_present is vlan_all != 0 (no bit of its own).
 inline constexpr auto kConversions6_12 = conversions_of(
     kOffsets6_12, {Field::VlanPresent, kSkb, false, 4, 3,
@@ -232,7 +233,7 @@ inline constexpr KernelLayout kOffsets6_1{
     .skb_priority = 140, .skb_iif = 144, .skb_hash = 148, .skb_vlan_proto = 152, .skb_vlan_tci = 154, .skb_napi_id = 156,
     .skb_mark = 168, .skb_protocol = 180, .skb_data = 208, .dev_size = 224, .dev_ifindex = 216, .xdp_size = 56,
     .xdp_data = 0, .xdp_data_end = 8, .xdp_data_meta = 16, .xdp_rxq = 32, .rxq_size = 16, .rxq_dev = 0,
-    .rxq_queue_index = 8, .napi_id_min = 0x2001, .conversions = {}};
+    .rxq_queue_index = 8, .conversions = {}};
 // vlan_present is bit 0 of a byte of its own.
 inline constexpr auto kConversions6_1 = conversions_of(
     kOffsets6_1, {Field::VlanPresent, kSkb, false, 1, 2, {ldx(BPF_B, V, C, kOffsets6_1.skb_vlan_present), alu32_imm(BPF_AND, V, 1)}});

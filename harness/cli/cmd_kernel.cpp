@@ -16,6 +16,7 @@
 
 #include "bpf/util/rng.hpp"
 #include "gen/acceptable_gen.hpp"
+#include "gen/ctx_reads.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_check.hpp"
@@ -305,12 +306,20 @@ int do_gen(const Opts& o) {
     go.calls = o.arch != "armhf";  // the 32-bit ARM JIT has no bpf-to-bpf calls (gen/acceptable_gen.hpp)
     go.privilege = o.privilege.value_or(passes::Privilege::Root);
     std::vector<kernel::KernelCase> cases;
+    uint64_t ctx_reads = 0, ctx_stores = 0, packet_reads = 0;
     for (uint64_t i = 0; i < o.count; i++) {
         auto g = gen::generate_acceptable(rng, go);
+        const gen::CtxUse use = gen::ctx_use(g.program);
+        ctx_reads += use.reads > 0;
+        ctx_stores += use.stores > 0;
+        packet_reads += use.packet > 0;
         cases.push_back({"gen-" + std::to_string(o.seed) + "-" + std::to_string(i), std::move(g.program), std::move(g.inputs)});
         cases.back().privilege = go.privilege;
         if (o.rnd_hi32) kernel::with_rnd_hi32(cases.back());
     }
+    std::fprintf(stderr, "patchfuzz kernel: programs that read the ctx %llu, store to it %llu, read the packet through it %llu (of %llu)\n",
+                 static_cast<unsigned long long>(ctx_reads), static_cast<unsigned long long>(ctx_stores),
+                 static_cast<unsigned long long>(packet_reads), static_cast<unsigned long long>(o.count));
     auto r = kernel::check_cases(cases, *co);
     if (!r) {
         std::fprintf(stderr, "patchfuzz kernel: %s\n", r.error().to_string().c_str());

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "gen/test_run_ctx.hpp"
 #include "guest/pfk_batch.h"
 #include "harness/kernel/tracing_target.hpp"
 
@@ -73,8 +74,10 @@ Expected<std::vector<uint8_t>> encode_batch(const std::vector<KernelCase>& cases
             if (target) break;
             o.u32(static_cast<uint32_t>(in.packet.size()));
             o.bytes(in.packet.data(), in.packet.size());
-            o.u32(static_cast<uint32_t>(in.ctx.size()));
-            o.bytes(in.ctx.data(), in.ctx.size());
+            // The view's fields a test run takes from ctx_in (the others it computes itself).
+            const std::vector<uint8_t> ctx_in = gen::test_run_ctx_in(p.prog_type, in.ctx);
+            o.u32(static_cast<uint32_t>(ctx_in.size()));
+            o.bytes(ctx_in.data(), ctx_in.size());
             uint32_t cnt = 0;
             for (const auto& m : in.maps) cnt += static_cast<uint32_t>(m.size());
             o.u32(cnt);

@@ -41,6 +41,15 @@ unsigned kernel_major_of(std::string_view release) {
     return major;
 }
 
+CtxLayout kernel_ctx_layout_of(std::string_view release) {
+    const unsigned major = kernel_major_of(release);
+    const size_t dot = release.find('.');
+    const unsigned minor = dot == std::string_view::npos ? 0 : kernel_major_of(release.substr(dot + 1));
+    if (major == 6 && minor == 1) return CtxLayout::Linux6_1;
+    if (major > 6 || (major == 6 && minor >= 12)) return CtxLayout::Linux6_12;
+    return CtxLayout::Uapi;
+}
+
 uint8_t kernel_ax_reg_of(std::string_view release) { return kernel_major_of(release) >= 7 ? 12 : isa::kRegAx; }
 
 void renumber_kernel_ax(std::vector<isa::Insn>& insns, uint8_t ax_reg) {
@@ -57,6 +66,7 @@ MaskFacts mask_facts(const std::map<std::string, int64_t>& g, std::string_view r
     MaskFacts f;
     f.kernel_ax_reg = kernel_ax_reg_of(release);
     f.one_subprog_call_in_off = kernel_major_of(release) >= 7;
+    f.kernel_ctx_layout = kernel_ctx_layout_of(release);
     f.kernel_array_value_off = fact(g, "array_value_off");
     f.kernel_htab_key_off = fact(g, "htab_elem_key_off");
     f.kernel_lru_ref_off = fact(g, "htab_lru_ref_off");

@@ -61,6 +61,9 @@ struct MaskFacts {
     int64_t model_array_value_off = -1;
     int64_t model_htab_key_off = -1;
     int64_t model_lru_ref_off = -1;
+    // The booted build's ctx structs (kernel_ctx_layout_of): what a converted ctx access of its
+    // xlated code reads, for the interpreter.
+    CtxLayout kernel_ctx_layout = CtxLayout::Uapi;
 };
 
 // Kernel facts from the guest's @@FACT lines and its release string (uname -r) plus the model's
@@ -71,6 +74,10 @@ MaskFacts mask_facts(const std::map<std::string, int64_t>& guest_facts, std::str
 // (uname -r): measured 11 on 6.1 and 6.12, 12 on 7.2.13 and 7.3.4 (taken for every 7.x and later).
 // A fact of the build, not of the model profile it is compared with.
 uint8_t kernel_ax_reg_of(std::string_view release);
+// The ctx struct layout of the booted build (bpf/passes/ctx_fields.hpp), from its release string:
+// 6.1 has its own, 6.12 and every later release are taken to have 6.12's (measured alike on
+// 6.12.118, 7.2.13 and 7.3.4); Uapi (unknown) for any other.
+CtxLayout kernel_ctx_layout_of(std::string_view release);
 // The leading number of a release string ("7.3.4+deb13-amd64" -> 7), 0 when there is none.
 unsigned kernel_major_of(std::string_view release);
 

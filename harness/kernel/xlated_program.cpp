@@ -6,6 +6,7 @@
 
 #include "bpf/asm/disassemble.hpp"
 #include "bpf/asm/syntax.hpp"
+#include "bpf/passes/ctx_fields.hpp"
 #include "bpf/passes/internal_calls.hpp"
 #include "bpf/util/hex.hpp"
 
@@ -83,13 +84,20 @@ bool ctx_is_converted(uint32_t prog_type) {
 
 XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& original, const MaskFacts& facts) {
     if (g.xlated.empty()) return failed("no-xlated", "the kernel returned no xlated insns");
-    // The kernel's struct offsets are not undone (no inverse of convert_ctx_accesses here): such a
-    // program is not executed rather than read at the wrong ctx bytes.
+    // A converted ctx access reads the kernel's own structs: the interpreter builds them at the
+    // booted build's offsets (Program::ctx_layout, bpf/passes/ctx_fields.hpp) for the program types
+    // and builds it models; any other such program is not executed rather than read at the wrong bytes.
+    CtxLayout ctx_layout = CtxLayout::Uapi;
     if (ctx_is_converted(original.prog_type))
         for (size_t i = 0; i < original.aux.size() && i < original.insns.size(); i++)
-            if (original.aux[i].ptr_type == PtrType::Ctx && isa::cls(original.insns[i]) != BPF_JMP)
-                return failed("ctx-access", "the original accesses the ctx at " + at(original.insns, i) +
-                                                ": the kernel's convert_ctx_accesses offsets are not undone");
+            if (original.aux[i].ptr_type == PtrType::Ctx && isa::cls(original.insns[i]) != BPF_JMP) {
+                if (ctx_fields::ctx_kind(original.prog_type) == ctx_fields::CtxKind::None ||
+                    facts.kernel_ctx_layout == CtxLayout::Uapi)
+                    return failed("ctx-access", "the original accesses the ctx at " + at(original.insns, i) +
+                                                    ": the kernel's struct layout for this program type or build is not modelled");
+                ctx_layout = facts.kernel_ctx_layout;
+                break;
+            }
     std::vector<isa::Insn> k = g.xlated;
     if (facts.kernel_ax_reg != isa::kRegAx)
         for (size_t i = 0; i < k.size(); i++) {
@@ -222,6 +230,7 @@ XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& origina
     p.prog_type = original.prog_type;
     p.attach = original.attach;
     p.attach_btf_vlen = original.attach_btf_vlen;
+    p.ctx_layout = ctx_layout;
     p.kfuncs = original.kfuncs;
     p.maps = original.maps;
     x.program = std::move(p);

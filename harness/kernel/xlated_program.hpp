@@ -23,9 +23,11 @@
 //    (bpf/passes/internal_calls.hpp), whose map values sit at those stand-in offsets.
 //  - per-CPU offsets (M5): `rX = off; rX = per-CPU(rX); rX = *(u32|u64 *)(rX + 0)` is cpu_number
 //    (u32) or current_task (u64) -> the interpreter's pcpu_hot offsets.
-//  - ctx accesses of program types whose ctx convert_ctx_accesses rewrites (socket filter, tc, xdp,
-//    ...: the kernel's struct sk_buff offsets) are not undone: a program whose aux marks a ctx
-//    access (InsnAux::ptr_type) fails with "ctx-access" instead of reading the wrong bytes.
+//  - ctx accesses that convert_ctx_accesses rewrote to the kernel's own structs run on the
+//    interpreter's images of them at the booted build's offsets (Program::ctx_layout, for socket
+//    filters, tc and XDP on a build bpf/passes/ctx_fields.hpp has); a program of another type whose
+//    aux marks a ctx access (InsnAux::ptr_type) fails with "ctx-access" instead of reading the
+//    wrong bytes.
 //  - `nospec` (BPF_ST | BPF_NOSPEC) and BPF_F_TEST_RND_HI32's poison need nothing: the interpreter
 //    reads them as the kernel runs them.
 #include <map>
