@@ -1,12 +1,15 @@
 // Structural guarantees of verifier-acceptable generation (the real verifier is the VM test's
-// job): determinism, aux facts where the passes read them, NULL checks, dead blocks, no ctx access,
-// and no 6.12-only feature in 6.1 mode.
+// job): determinism, aux facts where the passes read them, NULL checks, dead blocks, ctx accesses
+// the verifier allows (typed as it types them) on the ctx a test run shows, and no 6.12-only
+// feature in 6.1 mode.
 #include "gen/acceptable_gen.hpp"
 
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/passes/ctx_fields.hpp"
+#include "gen/test_run_ctx.hpp"
 
 namespace patchfuzz::gen {
 namespace {
@@ -28,17 +31,22 @@ bool in_cb(const Program& p, size_t pc) {
     return false;
 }
 
+uint32_t bytes_of(const Insn& in) { return size(in) == BPF_B ? 1 : size(in) == BPF_H ? 2 : size(in) == BPF_W ? 4 : 8; }
+
 TEST(AcceptableGen, StructuralInvariants) {
     Rng rng(7);
-    uint32_t lookups = 0, loops = 0, dead = 0;
+    uint32_t lookups = 0, loops = 0, dead = 0, ctx_reads = 0, ctx_stores = 0, packet_reads = 0;
     for (int n = 0; n < 300; n++) {
         auto c = generate_acceptable(rng, {});
         const Program& p = c.program;
         ASSERT_EQ(p.aux.size(), p.insns.size());
         ASSERT_FALSE(p.maps.empty());
         ASSERT_EQ(c.inputs.size(), 2u);
-        EXPECT_TRUE(p.prog_type == BPF_PROG_TYPE_SOCKET_FILTER || p.prog_type == BPF_PROG_TYPE_XDP);
+        EXPECT_TRUE(p.prog_type == BPF_PROG_TYPE_SOCKET_FILTER || p.prog_type == BPF_PROG_TYPE_XDP ||
+                    p.prog_type == BPF_PROG_TYPE_SCHED_CLS);
         EXPECT_EQ(p.subprogs[0].stack_depth, 64u);
+        const ctx_fields::CtxKind kind = ctx_fields::ctx_kind(p.prog_type);
+        bool r1_is_ctx = true;  // until a call or an insn writes r1
         for (size_t i = 0; i < p.insns.size(); i++) {
             const Insn& in = p.insns[i];
             // every jump lands inside the program
@@ -47,13 +55,21 @@ TEST(AcceptableGen, StructuralInvariants) {
                 EXPECT_GE(t, 0);
                 EXPECT_LT(t, static_cast<int64_t>(p.insns.size()));
             }
-            // the context is never accessed (no ctx rewrites in the comparison)
-            if (cls(in) == BPF_LDX) {
-                EXPECT_NE(in.src_reg, BPF_REG_1) << "pc " << i;
+            // the context: accessed through r1 while it still holds the ctx pointer, each access
+            // one the verifier allows and typed as it types it; nothing else is typed ctx
+            const bool load = cls(in) == BPF_LDX, store = cls(in) == BPF_STX || cls(in) == BPF_ST;
+            if ((load && in.src_reg == BPF_REG_1) || (store && in.dst_reg == BPF_REG_1)) {
+                EXPECT_TRUE(r1_is_ctx) << "pc " << i;
+                EXPECT_EQ(p.aux[i].ptr_type, PtrType::Ctx) << "pc " << i;
+                const ctx_fields::UapiField* f = ctx_fields::allowed_access(kind, in.off, bytes_of(in), store);
+                ASSERT_NE(f, nullptr) << "pc " << i;
+                EXPECT_EQ(p.aux[i].ctx_field_size, f->narrow && load ? 4 : 0) << "pc " << i;
+                (load ? ctx_reads : ctx_stores)++;
+            } else {
+                EXPECT_NE(p.aux[i].ptr_type, PtrType::Ctx) << "pc " << i;
             }
-            if (cls(in) == BPF_STX || cls(in) == BPF_ST) {
-                EXPECT_NE(in.dst_reg, BPF_REG_1) << "pc " << i;
-            }
+            if (load && p.aux[i].ptr_type == PtrType::Packet) packet_reads++;
+            if (is_call(in) || ((is_alu_class(in) || load || is_ldimm64(in)) && in.dst_reg == BPF_REG_1)) r1_is_ctx = false;
             if (is_helper_call(in) && in.imm == BPF_FUNC_map_lookup_elem) {
                 lookups++;
                 ASSERT_GE(p.aux[i].map_index, 0);
@@ -94,6 +110,41 @@ TEST(AcceptableGen, StructuralInvariants) {
     EXPECT_GT(lookups, 300u);
     EXPECT_GT(loops, 20u);
     EXPECT_GT(dead, 20u);
+    EXPECT_GT(ctx_reads, 300u);
+    EXPECT_GT(ctx_stores, 50u);
+    EXPECT_GT(packet_reads, 30u);
+}
+
+// The inputs are what BPF_PROG_TEST_RUN shows each program: a __sk_buff whose computed fields
+// follow the packet (and whose settable ones are random), or the loopback's xdp_md.
+TEST(AcceptableGen, InputsCarryTheTestRunsCtx) {
+    Rng rng(13);
+    uint32_t skb = 0, xdp = 0;
+    for (int n = 0; n < 200; n++) {
+        auto c = generate_acceptable(rng, {});
+        const uint32_t type = c.program.prog_type;
+        for (const auto& in : c.inputs) {
+            ASSERT_EQ(in.packet.size(), 64u);
+            if (type == BPF_PROG_TYPE_XDP) {
+                xdp++;
+                EXPECT_EQ(in.ctx, test_run_ctx_view(type, in.packet, {}));
+                continue;
+            }
+            skb++;
+            ASSERT_EQ(in.ctx.size(), ctx_fields::kSkbUapiSize);
+            // the fields ctx_in carries come back from it; the rest the test run computes
+            SkbCtxIn from;
+            auto u32 = [&in](uint32_t off) { return in.ctx[off] | in.ctx[off + 1] << 8 | in.ctx[off + 2] << 16 | uint32_t{in.ctx[off + 3]} << 24; };
+            from.mark = u32(8);
+            from.priority = u32(32);
+            from.ingress_ifindex = u32(36);
+            for (uint32_t k = 0; k < 5; k++) from.cb[k] = u32(48 + 4 * k);
+            EXPECT_EQ(in.ctx, test_run_ctx_view(type, in.packet, from));
+            EXPECT_EQ(u32(0), type == BPF_PROG_TYPE_SOCKET_FILTER ? 50u : 64u);  // len
+        }
+    }
+    EXPECT_GT(skb, 100u);
+    EXPECT_GT(xdp, 50u);
 }
 
 TEST(AcceptableGen, LruMapsAreLargeEnoughNeverToEvict) {
@@ -118,6 +169,7 @@ TEST(AcceptableGen, SixOneModeUsesNoSixTwelveFeature) {
             }
         for (const auto& in : c.program.insns) {
             EXPECT_FALSE(is_may_goto(in));
+            EXPECT_FALSE(cls(in) == BPF_LDX && mode(in) == BPF_MEMSX);  // 6.1 has no sign-extending loads
             if (is_alu_class(in) && (op(in) == BPF_DIV || op(in) == BPF_MOD)) {
                 EXPECT_EQ(in.off, 0);
             }

@@ -74,6 +74,10 @@ TEST(XlatedProgram, RecordingIsComplete) {
     }
     EXPECT_EQ(r.facts.kernel_ax_reg, 12);
     EXPECT_EQ(r.facts.kernel_array_value_off, 296);
+    EXPECT_EQ(r.facts.kernel_ctx_layout, CtxLayout::Linux6_12);
+    EXPECT_EQ(kernel_ctx_layout_of("6.1.0-57-amd64"), CtxLayout::Linux6_1);
+    EXPECT_EQ(kernel_ctx_layout_of("6.12.118+deb12-amd64"), CtxLayout::Linux6_12);
+    EXPECT_EQ(kernel_ctx_layout_of("5.10.0-30-amd64"), CtxLayout::Uapi);
 }
 
 // The converted program, run in our interpreter, computes what the kernel computed in its test
@@ -254,11 +258,20 @@ TEST(XlatedProgram, FailuresAreClassified) {
     with_constant.aux.insert(with_constant.aux.begin(), 2, InsnAux{});
     EXPECT_TRUE(program_of_xlated(constant, with_constant, r.facts).ok);
 
-    // A socket filter / XDP program reading its ctx: convert_ctx_accesses' offsets are not undone.
+    // A socket filter / XDP program reading its ctx runs on the booted build's ctx structs; a
+    // program type, or a build, whose struct layout is not modelled is not executed.
     Program reads_ctx = r.cases[1].program;
-    ASSERT_NE(reads_ctx.prog_type, static_cast<uint32_t>(BPF_PROG_TYPE_TRACING));
+    ASSERT_TRUE(reads_ctx.prog_type == BPF_PROG_TYPE_SOCKET_FILTER || reads_ctx.prog_type == BPF_PROG_TYPE_XDP);
     reads_ctx.aux[0].ptr_type = PtrType::Ctx;
-    EXPECT_EQ(program_of_xlated(g, reads_ctx, r.facts).failure, "ctx-access");
+    const XlatedProgram on_structs = program_of_xlated(g, reads_ctx, r.facts);
+    EXPECT_TRUE(on_structs.ok) << on_structs.failure;
+    EXPECT_EQ(on_structs.program.ctx_layout, CtxLayout::Linux6_12);
+    Program cgroup = reads_ctx;
+    cgroup.prog_type = BPF_PROG_TYPE_CGROUP_SKB;
+    EXPECT_EQ(program_of_xlated(g, cgroup, r.facts).failure, "ctx-access");
+    MaskFacts unknown_build = r.facts;
+    unknown_build.kernel_ctx_layout = CtxLayout::Uapi;
+    EXPECT_EQ(program_of_xlated(g, reads_ctx, unknown_build).failure, "ctx-access");
 }
 
 TEST(XlatedProgram, KernelSymbolsNameHelpers) {
