@@ -375,7 +375,7 @@ struct Gen {
     // main's first insns: r6-r9 set from constants or ctx fields, then the packet and stores.
     void prologue(Emitter& e) {
         const ctx_fields::CtxKind kind = ctx_kind();
-        const bool ctx = kind != ctx_fields::CtxKind::None && rng.chance(3, 4);
+        const bool ctx = opts.ctx && kind != ctx_fields::CtxKind::None && rng.chance(3, 4);
         for (uint8_t r : kCallees) {
             if (ctx && rng.chance(1, 2)) ctx_read(e, r);
             else e.emit(mov64_imm(r, small_imm()));
@@ -464,7 +464,7 @@ AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
     Gen g{rng, opts, {}};
     const bool root = opts.privilege == passes::Privilege::Root;
     static constexpr uint32_t root_types[] = {BPF_PROG_TYPE_SOCKET_FILTER, BPF_PROG_TYPE_XDP, BPF_PROG_TYPE_SCHED_CLS};
-    g.prog.prog_type = root ? root_types[rng.range(0, 2)] : uint32_t{BPF_PROG_TYPE_SOCKET_FILTER};
+    g.prog.prog_type = root ? root_types[rng.range(0, opts.ctx ? 2 : 1)] : uint32_t{BPF_PROG_TYPE_SOCKET_FILTER};
     static constexpr uint32_t types[] = {BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH};
     uint32_t nmaps = static_cast<uint32_t>(rng.range(1, 3));
     for (uint32_t i = 0; i < nmaps; i++) g.prog.maps.push_back(make_map(rng, types[rng.range(0, g.unpriv() ? 1 : 2)], opts.privilege));

@@ -3,11 +3,14 @@
 // JIT on) accepts, shaped after BVF's "structured and sanitized programs": every register is
 // written before it is read, stack slots are stored before they are loaded, every map value
 // pointer is NULL-checked before use, all control flow is forward except bounded loops (counter
-// loops, bpf_loop with a static callback, may_goto on 6.12), the program type is a socket filter
-// or XDP and the context is never read (so no ctx rewrites). Each program exercises the rewrite
-// rows both kernels implement: hash / LRU hash / array map-lookup inlines, div/mod guards,
-// bpf_loop inlining, dead-code and nop removal; with `v612`, may_goto, sdiv/smod and the x86-64
-// helper inlines (bpf_jiffies64, bpf_get_smp_processor_id).
+// loops, bpf_loop with a static callback, may_goto on 6.12), the program type is a socket filter,
+// XDP or tc classifier. Each program exercises the rewrite rows both kernels implement: hash / LRU
+// hash / array map-lookup inlines, div/mod guards, bpf_loop inlining, dead-code and nop removal,
+// convert_ctx_accesses (main starts with ctx reads, a bounds-checked packet load through
+// data/data_end and ctx stores, while r1 is still the ctx: gen/ctx_reads.hpp); with `v612`,
+// may_goto, sdiv/smod, sign-extending ctx reads and the x86-64 helper inlines (bpf_jiffies64,
+// bpf_get_smp_processor_id). Each input's ctx is what BPF_PROG_TEST_RUN shows the program for its
+// packet (gen/test_run_ctx.hpp).
 //
 // The aux facts the passes read are filled in as the verifier would: `seen` is false exactly on
 // the dead blocks we plant (conditions test freshly loaded, unknown map values, so the verifier
@@ -34,11 +37,14 @@ struct AcceptableOptions {
     // "callbacks are not allowed in non-JITed programs"); counted loops take their place.
     bool calls = true;
     // The level the program is loaded at (bpf/passes/privilege.hpp). Below root: socket filters
-    // only (XDP needs CAP_NET_ADMIN, tracing CAP_PERFMON), array maps of a power-of-two size (the
+    // only (XDP and tc need CAP_NET_ADMIN, tracing CAP_PERFMON), array maps of a power-of-two size (the
     // kernel rounds an array up to one when its creator lacks bypass_spec_v1) whose lookups keep
     // the index mask. Unprivileged: no bpf-to-bpf calls or callbacks, no back-edges (loops,
     // may_goto), no helper that needs bpf_capable() (bpf_jiffies64).
     passes::Privilege privilege = passes::Privilege::Root;
+    // ctx accesses and tc programs. Off for guests other than x86-64: the ctx_access tables are
+    // x86-64 builds' (arm64's 7.3.4 differs in MIN_NAPI_ID, 0x201; armhf's structs are 32-bit).
+    bool ctx = true;
 };
 
 struct AcceptableCase {

@@ -115,6 +115,19 @@ TEST(AcceptableGen, StructuralInvariants) {
     EXPECT_GT(packet_reads, 30u);
 }
 
+// Without ctx accesses (guests whose builds the ctx tables do not hold): socket filters and XDP,
+// nothing typed as a ctx access.
+TEST(AcceptableGen, NoCtxAccessesWhenTurnedOff) {
+    Rng rng(17);
+    AcceptableOptions o;
+    o.ctx = false;
+    for (int n = 0; n < 200; n++) {
+        auto c = generate_acceptable(rng, o);
+        EXPECT_NE(c.program.prog_type, static_cast<uint32_t>(BPF_PROG_TYPE_SCHED_CLS));
+        for (const auto& a : c.program.aux) EXPECT_NE(a.ptr_type, PtrType::Ctx);
+    }
+}
+
 // The inputs are what BPF_PROG_TEST_RUN shows each program: a __sk_buff whose computed fields
 // follow the packet (and whose settable ones are random), or the loopback's xdp_md.
 TEST(AcceptableGen, InputsCarryTheTestRunsCtx) {
