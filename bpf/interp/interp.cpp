@@ -640,7 +640,6 @@ void Machine::build_kernel_ctx() {
     fill_kernel_ctx(l, ctx_kind_, {view.data(), n}, ptrs, b);
 }
 
-
 }  // namespace
 
 // The decoded op of a two-operand ALU insn (64-bit, immediate form; +1 register, +2 ALU32), -1
