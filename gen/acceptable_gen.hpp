@@ -42,8 +42,8 @@ struct AcceptableOptions {
     // the index mask. Unprivileged: no bpf-to-bpf calls or callbacks, no back-edges (loops,
     // may_goto), no helper that needs bpf_capable() (bpf_jiffies64).
     passes::Privilege privilege = passes::Privilege::Root;
-    // ctx accesses and tc programs. Off for guests other than x86-64: the ctx_access tables are
-    // x86-64 builds' (arm64's 7.3.4 differs in MIN_NAPI_ID, 0x201; armhf's structs are 32-bit).
+    // ctx accesses and tc programs. Off for 32-bit guests: the ctx_access tables are the 64-bit
+    // builds' (x86-64 and arm64; armhf's structs are 32-bit).
     bool ctx = true;
 };
 

@@ -115,7 +115,7 @@ TEST(AcceptableGen, StructuralInvariants) {
     EXPECT_GT(packet_reads, 30u);
 }
 
-// Without ctx accesses (guests whose builds the ctx tables do not hold): socket filters and XDP,
+// Without ctx accesses (32-bit guests, whose structs the ctx tables do not hold): socket filters and XDP,
 // nothing typed as a ctx access.
 TEST(AcceptableGen, NoCtxAccessesWhenTurnedOff) {
     Rng rng(17);

@@ -55,11 +55,14 @@ const char* kind_name(cf::CtxKind k) {
 }
 
 // A conversion's insns with the access's registers put in (and, for an ST store, its immediate in
-// place of the stored register). False when the template reads the stored register otherwise.
-bool instantiate(const cf::Conversion& c, const Insn& access, uint8_t ctx_reg, uint8_t val_reg, std::vector<Insn>& out) {
+// place of the stored register; the arch's MIN_NAPI_ID in its placeholder). False when the
+// template reads the stored register otherwise.
+bool instantiate(const cf::Conversion& c, const Insn& access, uint8_t ctx_reg, uint8_t val_reg, const ArchProfile& arch,
+                 std::vector<Insn>& out) {
     const bool st_imm = cls(access) == BPF_ST;
     for (uint8_t k = 0; k < c.len; ++k) {
         Insn t = c.insns[k];
+        if (is_jmp_class(t) && src_bit(t) == BPF_K && t.imm == cf::kMinNapiIdImm) t.imm = static_cast<int32_t>(cf::min_napi_id(arch.name));
         if (st_imm && cls(t) == BPF_STX && t.src_reg == cf::kValReg && t.dst_reg == cf::kCtxReg) {
             t = st(size(t), ctx_reg, t.off, access.imm);
             out.push_back(t);
@@ -78,7 +81,7 @@ bool instantiate(const cf::Conversion& c, const Insn& access, uint8_t ctx_reg, u
 // The rewrite of ctx access `in` (insn `idx`), appended to `out`; an error outcome when the model
 // has no conversion for it.
 PatchOutcome convert(const Insn& in, const InsnAux& ax, uint32_t idx, cf::CtxKind kind, const cf::KernelLayout& layout,
-                     std::vector<Insn>& out) {
+                     const ArchProfile& arch, std::vector<Insn>& out) {
     const bool write = cls(in) != BPF_LDX;
     const uint32_t bytes = bytes_of(in);
     const auto unknown = [&](const std::string& why) {
@@ -107,7 +110,7 @@ PatchOutcome convert(const Insn& in, const InsnAux& ax, uint32_t idx, cf::CtxKin
     } else {
         const cf::Conversion* c = cf::conversion(layout, f->field, kind, write);
         if (c == nullptr) return unknown("(field " + std::string(f->name) + ") has no measured conversion");
-        if (!instantiate(*c, in, ctx_reg, val_reg, out)) {
+        if (!instantiate(*c, in, ctx_reg, val_reg, arch, out)) {
             out.resize(start);
             return unknown("(field " + std::string(f->name) + ") has no measured BPF_ST form");
         }
@@ -145,7 +148,7 @@ public:
             std::vector<Insn> p;
             if (ax.nospec) p.push_back(nospec());
             if (ctx) {
-                if (PatchOutcome bad = convert(in, ax, i, kind, *layout, p); !bad.ok()) return bad;
+                if (PatchOutcome bad = convert(in, ax, i, kind, *layout, opts.arch, p); !bad.ok()) return bad;
                 converted = true;
             } else {
                 p.push_back(in);
@@ -163,5 +166,18 @@ public:
 }  // namespace
 
 std::unique_ptr<Pass> make_ctx_access_pass() { return std::make_unique<CtxAccessPass>(); }
+
+bool ctx_access_arch_sensitive(const Program& prog, const RewriteOptions& a, const RewriteOptions& b) {
+    if (cf::min_napi_id(a.arch.name) == cf::min_napi_id(b.arch.name)) return false;
+    const cf::CtxKind kind = cf::ctx_kind(prog.prog_type);
+    if (kind == cf::CtxKind::None) return false;
+    for (size_t i = 0; i < prog.insns.size() && i < prog.aux.size(); ++i) {
+        const Insn& in = prog.insns[i];
+        if (prog.aux[i].ptr_type != PtrType::Ctx || !is_plain_load(in)) continue;
+        const cf::UapiField* f = cf::allowed_access(kind, in.off, bytes_of(in), false);
+        if (f != nullptr && f->field == cf::Field::NapiId) return true;
+    }
+    return false;
+}
 
 }  // namespace patchfuzz::passes

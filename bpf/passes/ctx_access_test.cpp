@@ -133,6 +133,29 @@ TEST(CtxAccessPass, EveryAccessBecomesWhatTheKernelsXlatedCodeHad) {
     }
 }
 
+// napi_id's bound is the architecture's MIN_NAPI_ID: arm64's Debian builds (6.12.118 and 7.3.4,
+// measured the same way) emit 0x201 where x86-64 has 0x2001; the rewrites then differ, and
+// rewrites_alike says so.
+TEST(CtxAccessPass, NapiIdBoundIsTheArchitectures) {
+    Program p = make_program(asm_of("r2 = *(u32 *)(r1 +84)\nr0 = 0\nexit"));
+    p.prog_type = kTc;
+    p.aux[0].ptr_type = PtrType::Ctx;
+    p.aux[0].ctx_field_size = 4;
+    const Program original = p;
+    RewriteOptions o = opts_for(arch_arm64(), {"ctx_access"});
+    o.kernel = k73;
+    auto r = run(p, o);
+    ASSERT_TRUE(r.outcome.ok());
+    EXPECT_TRUE(same_insns(p.insns, asm_of("r2 = *(u32 *)(r1 +160)\nif r2 >= 0x201 goto pc+1\nr2 = 0\nr0 = 0\nexit")));
+    RewriteOptions x = o;
+    x.arch = arch_x86_64();
+    EXPECT_FALSE(rewrites_alike(original, o, x));
+    Program no_napi = make_program(asm_of("r2 = *(u32 *)(r1 +8)\nr0 = 0\nexit"));
+    no_napi.prog_type = kTc;
+    no_napi.aux[0].ptr_type = PtrType::Ctx;
+    EXPECT_TRUE(rewrites_alike(no_napi, o, x));
+}
+
 // The filter's ifindex NULL test jumps past its patch: it lands on the insn after the access,
 // wherever that moved; a jump over the access lands after the whole sequence.
 TEST(CtxAccessPass, JumpsAroundAConversionStillLand) {

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "bpf/isa/insn.hpp"
 #include "bpf/program/program.hpp"
@@ -106,8 +107,14 @@ inline constexpr UapiField kUapiFields[] = {
 inline constexpr uint32_t kSkbUapiSize = 192;  // sizeof(struct __sk_buff)
 inline constexpr uint32_t kXdpUapiSize = 24;   // sizeof(struct xdp_md)
 inline constexpr uint32_t kCbSlots = 5;
-// MIN_NAPI_ID: every build reads a smaller skb->napi_id as 0 (the napi_id sequences below).
+// MIN_NAPI_ID (NR_CPUS + 1): a smaller skb->napi_id reads as 0 (the napi_id sequences below). A
+// fact of the build's architecture: Debian's x86-64 kernels have 0x2001 (NR_CPUS 8192), its arm64
+// ones 0x201 (512), measured on 6.12.118 and 7.3.4 of each; everything else in these tables the
+// arm64 builds rewrite alike. The interpreter's view keeps the larger bound (a napi_id below
+// 0x2001 is 0 there), which reads the same through either.
 inline constexpr uint32_t kMinNapiId = 0x2001;
+inline constexpr uint32_t kMinNapiIdArm64 = 0x201;
+constexpr uint32_t min_napi_id(std::string_view arch) { return arch == "arm64" ? kMinNapiIdArm64 : kMinNapiId; }
 
 constexpr const UapiField& uapi_field(Field f) {
     for (const UapiField& u : kUapiFields)
@@ -137,6 +144,8 @@ constexpr const UapiField* allowed_access(CtxKind k, int32_t off, uint32_t size,
 // Register placeholders in a conversion's insns, replaced by the access's own registers.
 inline constexpr uint8_t kCtxReg = 14;  // the register holding the ctx pointer (LDX src, ST/STX dst)
 inline constexpr uint8_t kValReg = 15;  // LDX: the destination; STX: the register stored
+// An immediate placeholder: the arch's MIN_NAPI_ID (min_napi_id) goes there.
+inline constexpr int32_t kMinNapiIdImm = -0x2001;
 
 // One field's rewrite in one build: the kernel's sequence for a full-width access (a narrow read
 // gets the pass's shift and mask after it; a store is written in its STX form, and an ST store
@@ -199,7 +208,7 @@ constexpr std::array<Conversion, kSharedConversions + 1> conversions_of(const Ke
         {Field::DataEnd, kTc, false, 8, 1, {ldx(BPF_DW, V, C, L.skb_data_end)}},
         {Field::DataMeta, kTc, false, 8, 1, {ldx(BPF_DW, V, C, L.skb_data_meta)}},
         {Field::NapiId, kSkb, false, 4, 3,
-         {ldx(BPF_W, V, C, L.skb_napi_id), jmp_imm(BPF_JGE, V, static_cast<int32_t>(kMinNapiId), 1), mov64_imm(V, 0)}},
+         {ldx(BPF_W, V, C, L.skb_napi_id), jmp_imm(BPF_JGE, V, kMinNapiIdImm, 1), mov64_imm(V, 0)}},
         {Field::Mark, kTc, true, 4, 1, {stx(BPF_W, C, V, L.skb_mark)}},
         {Field::Priority, kTc, true, 4, 1, {stx(BPF_W, C, V, L.skb_priority)}},
         {Field::TcIndex, kTc, true, 2, 1, {stx(BPF_H, C, V, L.skb_tc_index)}},

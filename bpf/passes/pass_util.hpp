@@ -40,5 +40,8 @@ std::unique_ptr<Pass> make_zext_pass();
 // Whether do_misc_fixups may rewrite `prog` differently under a's and b's arch profiles (the only
 // pass whose decisions read more of the profile than needs_zext; rewrites_alike() asks it).
 bool misc_fixups_arch_sensitive(const Program& prog, const RewriteOptions& a, const RewriteOptions& b);
+// Whether convert_ctx_accesses may rewrite `prog` differently under a's and b's arch profiles: a
+// napi_id read, whose MIN_NAPI_ID is the architecture's (ctx_fields.hpp).
+bool ctx_access_arch_sensitive(const Program& prog, const RewriteOptions& a, const RewriteOptions& b);
 
 }  // namespace patchfuzz::passes

@@ -21,7 +21,7 @@ struct Entry {
 constexpr Entry kPasses[] = {
     {"const_branches", make_const_branches_pass, false},
     {"bpf_loop", make_bpf_loop_pass, false},       {"dead_code", make_dead_code_pass, false},
-    {"ctx_access", make_ctx_access_pass, false},
+    {"ctx_access", make_ctx_access_pass, true},
     {"misc_fixups", make_misc_fixups_pass, true},  {"iter_inline", make_iter_inline_pass, false},
     {"zext", make_zext_pass, true},
 };
@@ -106,9 +106,10 @@ bool options_alike_but_arch(const RewriteOptions& a, const RewriteOptions& b) {
 
 bool rewrites_alike(const Program& prog, const RewriteOptions& a, const RewriteOptions& b) {
     if (!options_alike_but_arch(a, b)) return false;
-    // zext reads needs_zext (compared by misc_fixups_arch_sensitive); the other passes read no
-    // arch fact (map_lookup_inline, called from do_misc_fixups, reads supports_percpu_insn).
-    return !misc_fixups_arch_sensitive(prog, a, b);
+    // zext reads needs_zext (compared by misc_fixups_arch_sensitive), ctx_access the arch's
+    // MIN_NAPI_ID; the other passes read no arch fact (map_lookup_inline, called from
+    // do_misc_fixups, reads supports_percpu_insn).
+    return !misc_fixups_arch_sensitive(prog, a, b) && !ctx_access_arch_sensitive(prog, a, b);
 }
 
 }  // namespace patchfuzz::passes

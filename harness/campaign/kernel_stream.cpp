@@ -93,7 +93,7 @@ struct KernelStream::State {
         gen::AcceptableOptions go;
         go.v612 = cfg.tag != "6.1";
         go.calls = cfg.check.vm.arch != "armhf";  // no bpf-to-bpf calls in the 32-bit ARM JIT
-        go.ctx = cfg.check.vm.arch == "amd64";    // the ctx_access tables are x86-64 builds'
+        go.ctx = cfg.check.vm.arch != "armhf";    // the ctx_access tables are the 64-bit builds'
         std::vector<kernel::KernelCase> cases;
         cases.reserve(cfg.batch);
         for (uint32_t i = 0; i < cfg.batch; ++i) {

@@ -304,7 +304,7 @@ int do_gen(const Opts& o) {
     gen::AcceptableOptions go;
     go.v612 = o.kernel != "6.1";
     go.calls = o.arch != "armhf";  // the 32-bit ARM JIT has no bpf-to-bpf calls (gen/acceptable_gen.hpp)
-    go.ctx = o.arch == "amd64";    // the ctx_access tables are x86-64 builds'
+    go.ctx = o.arch != "armhf";    // the ctx_access tables are the 64-bit builds'
     go.privilege = o.privilege.value_or(passes::Privilege::Root);
     std::vector<kernel::KernelCase> cases;
     uint64_t ctx_reads = 0, ctx_stores = 0, packet_reads = 0;

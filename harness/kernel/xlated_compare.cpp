@@ -45,7 +45,8 @@ CtxLayout kernel_ctx_layout_of(std::string_view release) {
     const unsigned major = kernel_major_of(release);
     const size_t dot = release.find('.');
     const unsigned minor = dot == std::string_view::npos ? 0 : kernel_major_of(release.substr(dot + 1));
-    if (release.find("amd64") == std::string_view::npos) return CtxLayout::Uapi;  // measured on x86-64 only
+    // measured on x86-64 and arm64 (alike but for MIN_NAPI_ID, which the xlated code carries)
+    if (release.find("amd64") == std::string_view::npos && release.find("arm64") == std::string_view::npos) return CtxLayout::Uapi;
     if (major == 6 && minor == 1) return CtxLayout::Linux6_1;
     if (major > 6 || (major == 6 && minor >= 12)) return CtxLayout::Linux6_12;
     return CtxLayout::Uapi;

@@ -75,8 +75,9 @@ MaskFacts mask_facts(const std::map<std::string, int64_t>& guest_facts, std::str
 // A fact of the build, not of the model profile it is compared with.
 uint8_t kernel_ax_reg_of(std::string_view release);
 // The ctx struct layout of the booted build (bpf/passes/ctx_fields.hpp), from its release string:
-// on x86-64 (an "amd64" release) 6.1 has its own, 6.12 and every later release are taken to have
-// 6.12's (measured alike on 6.12.118, 7.2.13 and 7.3.4); Uapi (unknown) for any other.
+// on x86-64 and arm64 (an "amd64" or "arm64" release) 6.1 has its own, 6.12 and every later
+// release are taken to have 6.12's (measured alike on 6.12.118, 7.2.13 and 7.3.4; arm64's 6.12.118
+// and 7.3.4 alike too); Uapi (unknown) for any other (armhf's structs are 32-bit).
 CtxLayout kernel_ctx_layout_of(std::string_view release);
 // The leading number of a release string ("7.3.4+deb13-amd64" -> 7), 0 when there is none.
 unsigned kernel_major_of(std::string_view release);

@@ -78,7 +78,8 @@ TEST(XlatedProgram, RecordingIsComplete) {
     EXPECT_EQ(kernel_ctx_layout_of("6.1.0-57-amd64"), CtxLayout::Linux6_1);
     EXPECT_EQ(kernel_ctx_layout_of("6.12.118+deb12-amd64"), CtxLayout::Linux6_12);
     EXPECT_EQ(kernel_ctx_layout_of("5.10.0-30-amd64"), CtxLayout::Uapi);
-    EXPECT_EQ(kernel_ctx_layout_of("7.3.4+deb13-arm64"), CtxLayout::Uapi);
+    EXPECT_EQ(kernel_ctx_layout_of("7.3.4+deb13-arm64"), CtxLayout::Linux6_12);
+    EXPECT_EQ(kernel_ctx_layout_of("6.12.118+deb12-armmp"), CtxLayout::Uapi);
 }
 
 // The converted program, run in our interpreter, computes what the kernel computed in its test
