@@ -341,8 +341,9 @@ struct Gen {
         ctx_access(e, make(BPF_LDX | size_code(r.size) | mode, dst, BPF_REG_1, r.off, 0), r.ctx_field_size);
     }
 
-    // tc and XDP: data and data_end, and a bounds-checked load of packet bytes into a callee-saved
-    // register (kept when the packet is too short); root also keeps the packet's length.
+    // tc and XDP (root only): data and data_end, a bounds-checked load of packet bytes into a
+    // callee-saved register (which keeps its value when the packet is too short), and sometimes
+    // the packet's length (data_end - data, a scalar) added to one.
     void packet_read(Emitter& e) {
         using ctx_fields::Field;
         const bool xdp = ctx_kind() == ctx_fields::CtxKind::Xdp;
@@ -448,7 +449,7 @@ std::vector<uint8_t> test_packet(Rng& rng) {
     return p;
 }
 
-gen::SkbCtxIn random_ctx_in(Rng& rng) {
+SkbCtxIn random_ctx_in(Rng& rng) {
     SkbCtxIn in;
     auto value = [&rng]() { return rng.chance(1, 2) ? static_cast<uint32_t>(rng.range(0, 16)) : static_cast<uint32_t>(rng.next()); };
     in.mark = value();
