@@ -30,17 +30,24 @@ TEST(KnownFindings, FiledE2bigFindingIsKnownOnlyWithItsCause) {
     const KnownFindings kf = KnownFindings::load(kFindings, exec_only());
     EXPECT_GE(kf.files(), 1u);
     EXPECT_TRUE(kf.notes().empty()) << kf.notes().front();
-    // 0001: r0 mismatch caused by the bpf_loop pass; on every profile the campaign runs.
-    EXPECT_TRUE(kf.keys().count("exec/bpf_loop")) << *kf.keys().begin();
+    // 0001: r0 mismatch caused by the bpf_loop pass at the inline's -E2BIG move (slot 1 of the
+    // template, docs/patching.md §5.2); on every profile the campaign runs.
+    EXPECT_TRUE(kf.keys().count("exec/bpf_loop@1")) << *kf.keys().begin();
+    // 0007: the same pass, another bug: the 64-bit nr_loops guard, slot 0. Two causes, two keys.
+    EXPECT_TRUE(kf.keys().count("exec/bpf_loop@0")) << *kf.keys().begin();
+    EXPECT_FALSE(kf.keys().count("exec/bpf_loop"));
     EXPECT_FALSE(kf.keys().count("exec/iter_inline"));
-    EXPECT_TRUE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop")));
+    EXPECT_TRUE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop@1")));
     // The same root cause surfacing first on another profile (what the oracle reports depends on
     // the code around the bug) is the same finding.
-    EXPECT_TRUE(kf.is_known(exec_fail("r0-mismatch", "jit32", "bpf_loop")));
+    EXPECT_TRUE(kf.is_known(exec_fail("r0-mismatch", "jit32", "bpf_loop@1")));
     // So is the same root cause seen through another symptom (a map, the stack): the key is the
     // cause, not the symptom.
-    EXPECT_TRUE(kf.is_known(exec_fail("map-mismatch", "jit32", "bpf_loop")));
-    EXPECT_TRUE(kf.is_known(exec_fail("status-mismatch", "arm64", "bpf_loop")));
+    EXPECT_TRUE(kf.is_known(exec_fail("map-mismatch", "jit32", "bpf_loop@1")));
+    EXPECT_TRUE(kf.is_known(exec_fail("status-mismatch", "arm64", "bpf_loop@0")));
+    // The pass alone (no place found) or another place in its template: another bug of that pass.
+    EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop")));
+    EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop@7")));
     // Another pass's divergence is not, unless filed too.
     EXPECT_FALSE(kf.is_known(exec_fail("map-mismatch", "jit32", "iter_inline")));
     // Same signature, another cause: new.
@@ -48,11 +55,11 @@ TEST(KnownFindings, FiledE2bigFindingIsKnownOnlyWithItsCause) {
     EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "")));
 
     CaseReport r;
-    r.verdicts = {exec_fail("r0-mismatch", "x86_64", "bpf_loop")};
+    r.verdicts = {exec_fail("r0-mismatch", "x86_64", "bpf_loop@1")};
     EXPECT_TRUE(r.failed());
     EXPECT_FALSE(kf.without_known(r).failed());
     r.verdicts.push_back(exec_fail("effects-mismatch", "x86_64", "iter_inline"));
-    r.verdicts.push_back(exec_fail("effects-mismatch", "x86_64", "bpf_loop"));
+    r.verdicts.push_back(exec_fail("effects-mismatch", "x86_64", "bpf_loop@1"));
     const CaseReport fresh = kf.without_known(r);
     ASSERT_TRUE(fresh.failed());
     EXPECT_EQ(fresh.first_failure()->verdict.divergence, "effects-mismatch");
@@ -77,7 +84,7 @@ TEST(KnownFindings, OnlyTheFiledSignatureBecomesKnown) {
     ASSERT_TRUE(inline_fails) << "the v3 inline must fail its proof for this test to mean anything";
     const KnownFindings kf = KnownFindings::load(dir.string(), cfg);
     ASSERT_FALSE(kf.empty());
-    for (const auto& k : kf.keys()) EXPECT_EQ(k, "exec/bpf_loop");
+    for (const auto& k : kf.keys()) EXPECT_EQ(k, "exec/bpf_loop@1");
     std::filesystem::remove_all(dir);
 }
 
@@ -116,7 +123,7 @@ TEST(KnownFindings, MissingDirectoryKnowsNothing) {
     const KnownFindings kf = KnownFindings::load("/nonexistent/findings", exec_only());
     EXPECT_TRUE(kf.empty());
     EXPECT_EQ(kf.files(), 0u);
-    EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop")));
+    EXPECT_FALSE(kf.is_known(exec_fail("r0-mismatch", "x86_64", "bpf_loop@1")));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "bpf/util/hex.hpp"
 #include "bpf/util/numbers_as_n.hpp"
 #include "bpf/util/thread_lease.hpp"
+#include "oracles/exec/divergence_place.hpp"
 #include "oracles/exec/zext_facts.hpp"
 
 namespace patchfuzz::oracles::exec {
@@ -261,8 +262,14 @@ std::string divergence_cause(const Program& prog, const ArchProfile& arch, const
         auto d = compare_runs(ref, r, depth, r0_full, &prog.maps);
         return d && d->kind == kind;
     };
-    for (const std::string& name : candidates)
-        if (diverges_with({name})) return name == "misc_fixups" ? name + misc_fixups_row(prog, arch, patcher, ro, in, ref, depth, r0_full, kind) : name;
+    for (const std::string& name : candidates) {
+        if (!diverges_with({name})) continue;
+        if (name == "misc_fixups") return name + misc_fixups_row(prog, arch, patcher, ro, in, ref, depth, r0_full, kind);
+        // The place in the pass's emitted template where the runs part: one pass, several bugs.
+        passes::RewriteOptions one = ro;
+        one.only = {name};
+        return name + divergence_place(prog, arch, patcher, one, in, ref, depth, r0_full);
+    }
     // No pass alone: an interaction. The cause is then the passes the divergence needs, those
     // without which it goes away ("bpf_loop+dead_code"), so that two known findings meeting in
     // one program are told apart from other interactions.

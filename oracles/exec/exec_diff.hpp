@@ -96,7 +96,9 @@ std::optional<Divergence> compare_runs(const interp::ExecResult& ref, const inte
 // none does alone (an interaction), the cause is the '+'-joined passes the divergence needs (those
 // whose removal makes it go away), or empty. Only passes in `ro.only` (when set) are tried.
 // misc_fixups, which hosts many unrelated rows, is narrowed to the one patch that alone gives the
-// divergence, named by the insn it replaced ("misc_fixups:call bpf_get_func_arg").
+// divergence, named by the insn it replaced ("misc_fixups:call bpf_get_func_arg"); any other single
+// pass is followed by the place in its emitted template where the runs part, when a width repair
+// finds one ("bpf_loop@1": divergence_place.hpp).
 // A fail verdict's reason ends with "[cause: PASS]" (PASS possibly empty); triage buckets are
 // per signature, and the campaign's known findings match on signature and cause.
 inline constexpr std::string_view kCausePrefix = "[cause: ";

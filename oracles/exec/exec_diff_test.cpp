@@ -400,8 +400,31 @@ TEST(ExecDiff, BpfLoopE2bigDivergenceIsAttributedToTheBpfLoopPass) {
     Verdict v = exec_diff(bpf_loop_case(8388609, true), opts_for(passes::IterInline::V4, {arch_x86_64()}, 1, 1));
     ASSERT_EQ(v.outcome, Outcome::Fail) << v.reason;
     EXPECT_EQ(v.divergence, "state-bytes-mismatch");
-    EXPECT_EQ(exec_cause(v), "bpf_loop") << v.reason;
+    // The place: the template's slot 1, the -E2BIG move (docs/patching.md §5.2: slot 0 is the
+    // bound check, slot 1 the move it jumps over to), the one insn whose width decides the run.
+    EXPECT_EQ(exec_cause(v), "bpf_loop@1") << v.reason;
     EXPECT_EQ(exec_cause(Verdict::pass_("exec", "x")), "");
+}
+
+TEST(ExecDiff, TwoBugsOfOnePassHaveTwoPlaces) {
+    // Finding 0007's shape: nr_loops = 0x100000003 in a 64-bit register. The helper takes the u32
+    // (3 loops, returns 3); the inline's 64-bit guard returns -E2BIG. The run is decided by the
+    // guard (slot 0), not by the -E2BIG move of 0001 (slot 1): widening that move alone leaves
+    // r0 = -7 where the helper returned 3, while the guard and the loop bound made 32-bit agree.
+    using namespace isa;
+    Program p = make_program({ldimm64_lo(1, 0, 3), ldimm64_hi(1), ldimm64_lo(2, BPF_PSEUDO_FUNC, 7), ldimm64_hi(0),
+                              mov64_imm(3, 0), mov64_imm(4, 0), call_helper(BPF_FUNC_loop), stx(BPF_DW, 10, 0, -8),
+                              ldx(BPF_DW, 0, 10, -8), exit_insn(), mov64_imm(0, 0), exit_insn()});
+    p.aux[6].loop_fit_for_inline = true;
+    p.aux[6].loop_callback_subprogno = 1;
+    p.subprogs[0].stack_depth = 8;
+    ASSERT_EQ(p.subprogs.size(), 3u);  // main, the callback, the fake exit
+    p.subprogs[1].is_cb = true;
+    Verdict v = exec_diff(p, opts_for(passes::IterInline::V4, {arch_x86_64()}, 1, 1));
+    ASSERT_EQ(v.outcome, Outcome::Fail) << v.reason << "\n" << v.counterexample;
+    EXPECT_EQ(exec_cause(v), "bpf_loop@0") << v.reason;
+    Verdict e2big = exec_diff(bpf_loop_case(8388609, true), opts_for(passes::IterInline::V4, {arch_x86_64()}, 1, 1));
+    EXPECT_NE(exec_cause(v), exec_cause(e2big)) << e2big.reason;
 }
 
 TEST(ExecDiff, MiscFixupsCauseNamesTheRowByTheInsnItReplaced) {
