@@ -1,6 +1,9 @@
 #include "gen/seed_case.hpp"
 
+#include <algorithm>
+
 #include "bpf/passes/infer_facts.hpp"
+#include "bpf/passes/rejected_reads.hpp"
 #include "bpf/util/rng.hpp"
 #include "gen/program_edit.hpp"
 #include "gen/rng_source.hpp"
@@ -37,6 +40,31 @@ isa::Insn random_insn(Rng& rng) {
 }
 
 }  // namespace
+
+namespace {
+
+// An edit can turn a bounded loop into one that runs until the step budget ends it: a mutant's
+// inputs get a budget that ends it sooner (16 times below the default, still 2^20 insns).
+GeneratedCase with_short_budget(GeneratedCase c) {
+    for (interp::ExecInput& in : c.inputs) in.step_budget = std::min<uint64_t>(in.step_budget, uint64_t{1} << 20);
+    return c;
+}
+
+}  // namespace
+
+GeneratedCase seed_mutant(const Program& prog, uint64_t seed, uint32_t inputs) {
+    Rng rng(seed ^ 0x6d7574616e74ULL);
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        Program p = prog;
+        for (uint64_t edits = rng.range(1, 4); edits > 0; --edits) p = mutate_program(p, rng.next());
+        for (InsnAux& a : p.aux) a = InsnAux{.orig_idx = a.orig_idx, .seen = true};  // no fact survives an edit
+        GeneratedCase c = case_from_program(std::move(p), seed, inputs);
+        if (passes::rejected_reads(c.program).empty()) return with_short_budget(std::move(c));
+    }
+    Program p = prog;
+    for (InsnAux& a : p.aux) a = InsnAux{.orig_idx = a.orig_idx, .seen = true};
+    return with_short_budget(case_from_program(std::move(p), seed, inputs));
+}
 
 Program mutate_program(const Program& prog, uint64_t seed) {
     Rng rng(seed);

@@ -17,4 +17,14 @@ GeneratedCase case_from_program(Program prog, uint64_t seed, uint32_t inputs = 2
 // unchanged if none is valid). Deterministic in (prog, seed).
 Program mutate_program(const Program& prog, uint64_t seed);
 
+// A campaign's case from a seed program (`fuzz --seeds`): one to four mutate_program() edits,
+// then the verifier facts rebuilt from nothing by infer_facts. An edit can invalidate any fact
+// the seed carried (an ALU sanitation limit, a ctx access's field size, a map lookup's map), and a
+// rewrite driven by a stale fact "diverges" on a program no verifier would have given it; the
+// facts infer_facts derives are those it derives for every accepted program. A mutant whose
+// register reads the verifier would reject (passes::rejected_reads) is drawn again (up to 8
+// times); failing that, the seed itself with its facts rebuilt is the case. Deterministic in
+// (prog, seed).
+GeneratedCase seed_mutant(const Program& prog, uint64_t seed, uint32_t inputs = 2);
+
 }  // namespace patchfuzz::gen

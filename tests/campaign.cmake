@@ -32,3 +32,18 @@ add_test(NAME replay_empty_dir_fails
 add_test(NAME campaign_corpus_replays_objects
          COMMAND sh -c "rm -rf '${CMAKE_BINARY_DIR}/corpus-objs' && mkdir -p '${CMAKE_BINARY_DIR}/corpus-objs' && cp '${CMAKE_BINARY_DIR}/bpf_objs/optional_sec.bpf.o' '${CMAKE_BINARY_DIR}/bpf_objs/loop_callback.bpf.o' '${CMAKE_BINARY_DIR}/corpus-objs/' && '$<TARGET_FILE:patchfuzz>' fuzz --runs 5 --seed 2 --quiet --json --corpus '${CMAKE_BINARY_DIR}/corpus-objs' --out '${CMAKE_BINARY_DIR}/corpus-objs-out'")
 set_tests_properties(campaign_corpus_replays_objects PROPERTIES PASS_REGULAR_EXPRESSION "\"corpus_cases\": 3,")
+# --seeds: half the cases are mutants of the seeds' programs (.case files and BPF objects); with
+# their facts rebuilt, a fixed seed's 400 cases report no new finding (a stale fact would).
+add_test(NAME campaign_seeds_are_mutated
+         COMMAND sh -c "rm -rf '${CMAKE_BINARY_DIR}/seeds-out' && '$<TARGET_FILE:patchfuzz>' fuzz --runs 400 --seed 9 --jobs 1 --quiet --json \
+   --seeds '${PATCHFUZZ_SOURCE_ROOT}/corpus/regression/passes' --seeds '${CMAKE_BINARY_DIR}/bpf_objs/loop_callback.bpf.o' \
+   --out '${CMAKE_BINARY_DIR}/seeds-out' | python3 -c 'import json,sys; d=json.load(sys.stdin); n=d[\"knobs\"][\"seeds\"][\"cases\"]; \
+assert 100 < n < 300, n; assert d[\"findings\"] == 0, d[\"findings\"]'")
+# A seed path that is not there, or a file in a seed directory that is neither a .case nor an ELF
+# object: exit 2 naming it, never a silent skip.
+add_test(NAME campaign_seeds_bad_path_is_an_error
+         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/seeds-bad' && rm -rf \"$d\" && mkdir -p \"$d\" && echo notes > \"$d/notes.txt\" && \
+   { '$<TARGET_FILE:patchfuzz>' fuzz --runs 1 --seeds /nonexistent-seeds 2>\"$d.err1\"; test $? -eq 2; } && \
+   grep -q '/nonexistent-seeds: no such file' \"$d.err1\" && \
+   { '$<TARGET_FILE:patchfuzz>' fuzz --runs 1 --seeds \"$d\" 2>\"$d.err2\"; test $? -eq 2; } && \
+   grep -q 'notes.txt: neither a .case file nor a BPF object' \"$d.err2\"")

@@ -110,9 +110,16 @@ std::vector<uint32_t> rejected_reads(const Program& prog) {
         work.push_back(to);
     };
     const uint32_t funcs = prog.subprogs.empty() ? 1 : prog.subprog_cnt();
+    // bpf_loop's callback is verified with its two arguments (index, ctx) alone: r3-r5 there are
+    // unreadable, whatever other call reaches the function.
+    std::vector<bool> loop_callback(funcs, false);
+    for (uint32_t pc = 0; pc < n && pc < prog.aux.size(); ++pc)
+        if (prog.aux[pc].loop_fit_for_inline && prog.aux[pc].loop_callback_subprogno < funcs)
+            loop_callback[prog.aux[pc].loop_callback_subprogno] = true;
     for (uint32_t f = 0; f < funcs; ++f) {
         const uint32_t start = prog.subprogs.empty() ? 0 : prog.subprogs[f].start;
         if (f == 0) flow(start, RegState{static_cast<RegMask>(bit(1) | bit(10)), static_cast<RegMask>(bit(1) | bit(10))});
+        else if (loop_callback[f]) flow(start, RegState{static_cast<RegMask>(bit(1) | bit(2) | bit(10)), bit(10)});
         else flow(start, RegState{static_cast<RegMask>(kArgRegs | bit(10)), bit(10)});
     }
     while (!work.empty()) {

@@ -50,6 +50,21 @@ TEST(RejectedReads, ACallbackMustSetR0BeforeItsExit) {
     EXPECT_EQ(rejected_reads(p), Pcs{});
 }
 
+TEST(RejectedReads, ABpfLoopCallbackHasTwoArguments) {
+    // The callback stores its r3 through r2 (ctx): bpf_loop passes index and ctx alone, so r3 is
+    // unreadable there once the facts name the function as the call's callback; without those
+    // facts the check cannot tell and lets it pass.
+    Program p = make_program({mov64_imm(1, 3), ldimm64_lo(2, BPF_PSEUDO_FUNC, 5), ldimm64_hi(0), mov64_imm(3, 0), mov64_imm(4, 0),
+                              call_helper(BPF_FUNC_loop), exit_insn(), stx(BPF_DW, 2, 3, 0), mov64_imm(0, 0), exit_insn()});
+    p.subprogs = {SubprogInfo{.start = 0}, SubprogInfo{.start = 7, .is_cb = true}, SubprogInfo{.start = 10}};
+    EXPECT_EQ(rejected_reads(p), Pcs{});
+    p.aux[5].loop_fit_for_inline = true;
+    p.aux[5].loop_callback_subprogno = 1;
+    EXPECT_EQ(rejected_reads(p), Pcs{7});
+    p.insns[7] = stx(BPF_DW, 2, 1, 0);  // the index: an argument
+    EXPECT_EQ(rejected_reads(p), Pcs{});
+}
+
 TEST(RejectedReads, PointersWhereAHelperWantsAScalar) {
     // bpf_loop(nr_loops = r1, ...) with the def of nr_loops deleted: R1 is still the ctx pointer
     // ("R1 type=ctx expected=scalar" from the 6.12 verifier).

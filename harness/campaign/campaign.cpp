@@ -23,6 +23,7 @@
 #include "gen/profiles.hpp"
 #include "gen/program_gen.hpp"
 #include "gen/rng_source.hpp"
+#include "gen/seed_case.hpp"
 #include "bpf/util/atomic_file.hpp"
 #include "bpf/util/check.hpp"
 #include "harness/campaign/known_findings.hpp"
@@ -200,6 +201,7 @@ public:
         for (uint64_t i = first; i < end && !stopped(); i += step) {
             case_start_ = Clock::now();
             knob_ = cfg_.profile.empty() ? scheduler_.pick(case_seed(cfg_.seed, i)) : CaseKnob::Passes;
+            if (seed_mutant_turn(case_seed(cfg_.seed, i))) knob_ = CaseKnob::Seeds;
             run_one(make_case(i), emit, i);
         }
     }
@@ -279,15 +281,38 @@ public:
         found_by += ", knob ";
         found_by += knob_name(knob_);
         found_by += ')';
+        if (!cfg_.seeds.empty()) found_by += " --seeds " + cfg_.seeds_from;
         found.comments.push_back(std::move(found_by));
         return found;
+    }
+
+    // Half of the cases of a campaign with --seeds are seed mutants (chosen by the case's seed, so
+    // that a case replays alone).
+    bool seed_mutant_turn(uint64_t seed) const { return !cfg_.seeds.empty() && Rng(seed ^ 0x7365656473ULL).chance(1, 2); }
+
+    // A mutant of one seed program (gen::seed_mutant: structure-aware edits, facts rebuilt), the
+    // seed's privilege, arch and kernel profile kept.
+    Case seed_mutant(uint64_t seed) const {
+        const Case& base = cfg_.seeds[Rng(seed ^ 0x7069636bULL).range(0, cfg_.seeds.size() - 1)];
+        gen::GeneratedCase g = gen::seed_mutant(base.program, seed, 2);
+        Case c;
+        c.options = base.options;
+        c.options.only.clear();  // a seed's pass subset is its test's focus; a campaign runs every pass
+        c.privilege = base.privilege;
+        c.arch = base.arch;
+        c.patchers = base.patchers;
+        c.program = std::move(g.program);
+        c.inputs = std::move(g.inputs);
+        return c;
     }
 
     Case make_case(uint64_t index) const {
         const uint64_t seed = case_seed(cfg_.seed, index);
         gen::RngSource src(seed);
         Case c;
-        if (!cfg_.profile.empty()) {
+        if (knob_ == CaseKnob::Seeds) {
+            c = seed_mutant(seed);
+        } else if (!cfg_.profile.empty()) {
             c.program = gen::generate_profile(cfg_.profile, seed);
             c.inputs = gen::make_inputs(c.program, src, 2);
         } else {

@@ -25,6 +25,11 @@ struct CampaignConfig {
     std::string profile;           // gen profile name, empty = random small programs
     uint32_t max_insns = 96;
     std::string corpus_dir;        // .case files replayed first; new-coverage cases saved here
+    // `--seeds`: programs (of .case files and BPF objects) whose structure-aware mutants make half
+    // of the generated cases (gen/seed_case.hpp mutate_program; knob "seeds"). `seeds_from` is
+    // what the user named, for the replay line of a finding.
+    std::vector<Case> seeds;
+    std::string seeds_from;
     std::string out_dir = "patchfuzz-out";
     bool status_line = true;       // live status on stderr
     std::string iter_inline = "v4";

@@ -15,17 +15,17 @@
 namespace patchfuzz::harness {
 namespace {
 
-constexpr std::array<std::string_view, kKnobCount> kNames = {"passes", "explicit", "two-batches", "aimed-limit", "large"};
+constexpr std::array<std::string_view, kKnobCount> kNames = {"passes", "explicit", "two-batches", "aimed-limit", "large", "seeds"};
 // Weights (per mille) before any feedback: the passes are the main job; the costly knobs get a
 // small share that feedback may raise.
-constexpr std::array<uint32_t, kKnobCount> kBase = {700, 220, 40, 30, 3};
+constexpr std::array<uint32_t, kKnobCount> kBase = {700, 220, 40, 30, 3, 0};
 // What a case of each knob costs, in cases of the passes knob (measured on 60 s default campaigns:
 // an explicit batch costs about what the passes do, a patch of 32k insns some 30 times more, a
 // program past 32767 insns some 800 times). The scheduler weighs by these, not by the clock, so
 // that a seed gives the same cases on every machine and every run.
-constexpr std::array<double, kKnobCount> kCost = {1.0, 0.8, 35.0, 30.0, 800.0};
+constexpr std::array<double, kKnobCount> kCost = {1.0, 0.8, 35.0, 30.0, 800.0, 1.0};
 // Most of the campaign's time a costly knob may take; past it, it pauses (weight 0).
-constexpr std::array<double, kKnobCount> kTimeCap = {1.0, 1.0, 0.04, 0.04, 0.02};
+constexpr std::array<double, kKnobCount> kTimeCap = {1.0, 1.0, 0.04, 0.04, 0.02, 1.0};
 constexpr uint64_t kReweighEvery = 128;
 // The most a knob's weight is raised (times its base) when its cases hit rare cells best.
 constexpr uint32_t kBoost = 4;

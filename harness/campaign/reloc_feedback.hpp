@@ -26,6 +26,8 @@ enum class CaseKnob : uint8_t {
     TwoBatches,  // two explicit batches, the second drawn on the first's result, with an oversized patch
     AimedLimit,  // one explicit batch whose oversized patch lands a jump on the S16 limit or one past it
     Large,       // a program longer than 32767 insns and one explicit batch
+    Seeds,       // a mutant of a `--seeds` program through every rewrite pass (never picked by the
+                 // scheduler: the campaign gives such seeds half the cases; campaign.hpp)
     Count
 };
 inline constexpr size_t kKnobCount = static_cast<size_t>(CaseKnob::Count);

@@ -19,4 +19,8 @@ Expected<std::vector<Case>> cases_from_object(const std::string& path, bool priv
 // A corpus file as cases: a BPF object's programs (ELF magic), else the .case it must be.
 Expected<std::vector<Case>> read_corpus_file(const std::string& path);
 
+// `fuzz --seeds PATH`: a corpus file's cases, or every .case and BPF object under a directory
+// (in path order). Any other file there, an unreadable one or none at all is an error.
+Expected<std::vector<Case>> read_seeds(const std::string& path);
+
 }  // namespace patchfuzz::harness

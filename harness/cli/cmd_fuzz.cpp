@@ -14,6 +14,7 @@
 #include "bpf/patch/patch.hpp"
 #include "gen/profiles.hpp"
 #include "harness/campaign/campaign.hpp"
+#include "harness/case/object_cases.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_image.hpp"
 #include "harness/kernel/process.hpp"
@@ -29,7 +30,7 @@ void fuzz_usage(std::FILE* out) {
                  "usage: patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]\n"
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
                  "                      [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
-                 "                      [--corpus DIR] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
+                 "                      [--corpus DIR] [--seeds PATH] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
                  "                      [--kernel 6.1|6.12|7.2|7.3] [--kernel-arch A] [--kernel-profile P] [--kernel-batch N]\n"
                  "                      [--known DIR | --no-known]\n\n"
                  "Generate valid BPF programs, run the kernel's rewrite passes with the incremental (kernel\n"
@@ -59,6 +60,10 @@ void fuzz_usage(std::FILE* out) {
                  "  --loop-inline V, --func-arg-inline V  buggy (the kernel's, default) or fixed: the fixes\n"
                  "                   for findings 0007 / 0008 (bpf/passes/pass.hpp InlineFix)\n"
                  "  --corpus DIR     replay DIR/*.case first; save new-coverage cases there\n"
+                 "  --seeds PATH     a .case, a BPF object (.bpf.o) or a directory of them (repeatable): half\n"
+                 "                   the cases are then mutants of their programs (insns inserted, deleted,\n"
+                 "                   replaced, jumps retargeted, rewrite sites added; facts re-inferred), so\n"
+                 "                   real programs' shapes join the search\n"
                  "  --out DIR        findings and campaign output (default patchfuzz-out)\n"
                  "  --patcher-lib X  also check an external batched patcher (C ABI, include/patchfuzz/patcher.h),\n"
                  "                   in this process until it first crashes, hangs or writes into its input (a\n"
@@ -195,6 +200,13 @@ int cmd_fuzz(Args args) {
             (a == "--loop-inline" ? cfg.loop_inline : cfg.func_arg_inline) = *f;
         } else if (a == "--corpus") {
             if (!value(cfg.corpus_dir)) return bad("--corpus needs a directory");
+        } else if (a == "--seeds") {
+            std::string path;
+            if (!value(path)) return bad("--seeds needs a .case, a .bpf.o or a directory of them");
+            auto loaded = harness::read_seeds(path);
+            if (!loaded) return bad("--seeds: " + loaded.error().to_string());
+            for (harness::Case& c : *loaded) cfg.seeds.push_back(std::move(c));
+            cfg.seeds_from += (cfg.seeds_from.empty() ? std::string() : std::string(" --seeds ")) + path;
         } else if (a == "--out") {
             if (!value(cfg.out_dir)) return bad("--out needs a directory");
         } else if (a == "--known") {

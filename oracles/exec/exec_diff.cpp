@@ -646,6 +646,16 @@ Verdict exec_diff(const Program& prog, const ExecDiffOptions& opts, ExecDiffStat
                 if (pair.first == pair.second || std::find(compared.begin(), compared.end(), pair) != compared.end()) continue;
                 compared.push_back(pair);
                 const interp::ExecResult& cand = run(pair.second);
+                // A rewrite may take more steps than its original (a may_goto becomes a load,
+                // decrement and store of its counter): a rewritten run that ran out of the budget
+                // the reference finished in runs again with one in proportion to the reference's
+                // steps, and only running out of that is a divergence (a loop the rewrite made).
+                if (cand.status == interp::ExecResult::Status::StepBudget && ref.steps * 8 + 1024 > cand.steps) {
+                    interp::ExecOptions longer = eo;
+                    longer.step_budget = ref.steps * 8 + 1024;
+                    interp::execute(executable(pair.second), prepared, longer, results[pair.second]);
+                    ++st.executions;
+                }
                 if (cand.status == interp::ExecResult::Status::Unsupported)
                     return Verdict::skip("exec", "rewritten program not modelled: " + cand.reason + " (pc " +
                                                      std::to_string(cand.fault_pc) + ", " + std::string(pa.arch.name) + ")");
