@@ -310,7 +310,7 @@ PatchBatch generate_patch_batch(ChoiceSource& src, const Program& prog, const Ba
         Patch p{.kind = s.kind, .pos = s.pos, .count = s.count};
         if (s.pos == huge) {
             // Plain ALU only: its own transfers could not even be encoded across 32k slots. Insn j
-            // is `r(j % 10) += j`, so from the eleventh on each is the insn ten before with an imm
+            // is `r(j % 10) += j` (patch::filler_insn(j): a .case writes the run as fill=N), so from the eleventh on each is the insn ten before with an imm
             // 10 larger: 32k copies, not 32k divisions and field packings (a third of all the
             // batch generator's work, though only 1 case in 1024 has such a patch).
             p.insns.resize(s.n);  // stores, not push_back's capacity checks

@@ -48,6 +48,13 @@ enum class PatchKind : uint8_t {
                    // calls adjust_jmp_off(prog, pos, insns.size()) so plain jumps skip the prologue
 };
 
+// Slot j of a filler run: `r(j % 10) += j`. The generators' oversized patches (tens of thousands of
+// slots, for the -ERANGE paths) are made of it, and a .case writes such a run as `fill=N`
+// (docs/case-format.md) instead of N lines.
+constexpr isa::Insn filler_insn(uint32_t j) {
+    return isa::alu64_imm(BPF_ADD, static_cast<uint8_t>(j % 10), static_cast<int32_t>(j));
+}
+
 struct Patch {
     PatchKind kind = PatchKind::Replace;
     uint32_t pos = 0;

@@ -66,6 +66,8 @@ constexpr std::pair<TraceAttach, std::string_view> kTraceAttach[] = {
     {TraceAttach::FsessionMulti, "fsession_multi"}};
 
 constexpr uint64_t kDefaultStepBudget = interp::ExecInput{}.step_budget;
+// The most filler slots one patch may ask for (the kernel's instruction limit, 1M, rounded up).
+constexpr uint32_t kMaxFill = 1u << 20;
 
 template <class E, size_t N>
 std::string_view name_in(const std::pair<E, std::string_view> (&t)[N], E v) {
@@ -752,13 +754,15 @@ Status Parser::patches(const Section& s, Case& c) const {
         }
         if (c.patches.empty()) return err(l.no, 1, "expected 'batch' before the first patch");
         patch::Patch p;
-        const size_t want = kw == "remove" ? 3 : 2;
+        // `replace POS fill=N` / `insert-before POS fill=N`: the body starts with N filler slots.
+        const bool filled = kw != "remove" && toks->size() == 3 && (*toks)[2].text.rfind("fill=", 0) == 0;
+        const size_t want = kw == "remove" || filled ? 3 : 2;
         if (kw == "replace") p.kind = patch::PatchKind::Replace;
         else if (kw == "remove") p.kind = patch::PatchKind::Remove;
         else if (kw == "insert-before") p.kind = patch::PatchKind::InsertBefore;
         else return err(l.no, 1, "unknown patch '" + kw + "' (batch, replace POS, remove POS COUNT, insert-before POS)");
         if (toks->size() != want)
-            return err(l.no, 1, kw == "remove" ? "expected 'remove POS COUNT'" : "expected '" + kw + " POS'");
+            return err(l.no, 1, kw == "remove" ? "expected 'remove POS COUNT'" : "expected '" + kw + " POS [fill=N]'");
         auto pos = num<uint32_t>(l, (*toks)[1], (*toks)[1].text, "position");
         if (!pos) return pos.error();
         p.pos = *pos;
@@ -771,7 +775,15 @@ Status Parser::patches(const Section& s, Case& c) const {
             while (i + 1 < b.size() && (b[i + 1].text.empty() || b[i + 1].text[0] == ' ' || b[i + 1].text[0] == '\t')) body.push_back(b[++i]);
             auto insns = assemble_lines(body);
             if (!insns) return insns.error();
-            p.insns = std::move(*insns);
+            if (filled) {
+                const Tok& f = (*toks)[2];
+                auto n = num<uint32_t>(l, f, std::string_view(f.text).substr(5), "fill");
+                if (!n) return n.error();
+                if (*n > kMaxFill) return err(l.no, f.col, "fill=" + std::to_string(*n) + " is more than " + std::to_string(kMaxFill) + " slots");
+                p.insns.reserve(*n + insns->size());
+                for (uint32_t j = 0; j < *n; ++j) p.insns.push_back(patch::filler_insn(j));
+            }
+            p.insns.insert(p.insns.end(), insns->begin(), insns->end());
         }
         c.patches.back().patches.push_back(std::move(p));
     }
@@ -1125,12 +1137,18 @@ std::string write_case(const Case& c) {
         for (const auto& b : c.patches) {
             o << "batch\n";
             for (const auto& pt : b.patches) {
+                // A leading filler run of 64 slots or more is written as fill=N.
+                size_t fill = 0;
+                while (fill < pt.insns.size() && isa::same(pt.insns[fill], patch::filler_insn(static_cast<uint32_t>(fill)))) ++fill;
+                if (fill < 64) fill = 0;
+                const std::string fill_attr = fill ? " fill=" + std::to_string(fill) : "";
                 switch (pt.kind) {
-                    case patch::PatchKind::Replace: o << "replace " << pt.pos << '\n'; break;
+                    case patch::PatchKind::Replace: o << "replace " << pt.pos << fill_attr << '\n'; break;
                     case patch::PatchKind::Remove: o << "remove " << pt.pos << ' ' << pt.count << '\n'; break;
-                    case patch::PatchKind::InsertBefore: o << "insert-before " << pt.pos << '\n'; break;
+                    case patch::PatchKind::InsertBefore: o << "insert-before " << pt.pos << fill_attr << '\n'; break;
                 }
-                if (pt.kind != patch::PatchKind::Remove) write_asm(o, pt.insns, "  ");
+                if (pt.kind != patch::PatchKind::Remove)
+                    write_asm(o, std::vector<isa::Insn>(pt.insns.begin() + static_cast<std::ptrdiff_t>(fill), pt.insns.end()), "  ");
             }
         }
     }

@@ -224,6 +224,36 @@ TEST(CaseFile, PatchSectionParses) {
     EXPECT_EQ(c.patches[1].patches[0].insns.size(), 1u);
 }
 
+// `fill=N`: N filler slots (`r(j % 10) += j`, slot j) before the patch's own lines; the writer
+// uses it for a leading filler run of 64 slots or more, so a 32k-slot patch is one line.
+TEST(CaseFile, FilledPatchesParseAndRoundTrip) {
+    const Case c = parse_ok(
+        "-- program\nr0 = 0\nr1 = 1\nexit\n"
+        "-- patches\n"
+        "batch\n"
+        "replace 1 fill=100\n"
+        "  goto pc-2\n");
+    ASSERT_EQ(c.patches.size(), 1u);
+    const auto& insns = c.patches[0].patches[0].insns;
+    ASSERT_EQ(insns.size(), 101u);
+    EXPECT_TRUE(same(insns[0], alu64_imm(BPF_ADD, 0, 0)));
+    EXPECT_TRUE(same(insns[37], alu64_imm(BPF_ADD, 7, 37)));
+    EXPECT_TRUE(same(insns[99], alu64_imm(BPF_ADD, 9, 99)));
+    EXPECT_EQ(insns[100].off, -2);
+    const std::string text = write_case(c);
+    EXPECT_NE(text.find("replace 1 fill=100\n  goto pc-2\n"), std::string::npos) << text;
+    expect_round_trip(c);
+    // Short runs are written out: fill= is for the oversized patches.
+    Case small = c;
+    small.patches[0].patches[0].insns.erase(small.patches[0].patches[0].insns.begin() + 10, small.patches[0].patches[0].insns.end());
+    EXPECT_EQ(write_case(small).find("fill="), std::string::npos);
+    expect_round_trip(small);
+    const std::string head = "-- program\nr0 = 0\nexit\n-- patches\nbatch\n";
+    EXPECT_EQ(parse_err(head + "replace 0 fill=x\n"), "t.case:6:16: expected a number for fill, got 'x'");
+    EXPECT_EQ(parse_err(head + "replace 0 fill=2000000\n"), "t.case:6:11: fill=2000000 is more than 1048576 slots");
+    EXPECT_EQ(parse_err(head + "replace 0 fil=3\n"), "t.case:6:1: expected 'replace POS [fill=N]'");
+}
+
 // ---- errors ---------------------------------------------------------------------------------------
 
 TEST(CaseFile, ErrorsAreLocated) {

@@ -632,6 +632,23 @@ Verdict check_jump_targets(const Program& before, const patch::PatchBatch& batch
                     }
                 }
             }
+            // The insn a Replace overwrites lived until its own patch went in (the kernel applies
+            // a batch's patches in ascending pos), relocated by every patch before it: a backward
+            // transfer of it across them can make one of them fail with -ERANGE, though its
+            // displacement is gone from the result. A forward one crosses no applied patch.
+            if (pv->p->kind == patch::PatchKind::Replace && k == pv->pos) {
+                const isa::Insn& old = before.insns[k];
+                const int64_t t = isa::relative_field(old) == isa::RelField::None
+                                      ? -1
+                                      : static_cast<int64_t>(k) + 1 + isa::displacement(old);
+                if (t >= 0 && t < static_cast<int64_t>(k)) {
+                    const int64_t r = redirect_for(old, t, nullptr, 0);
+                    Ob f{.kind = fits_kind(old), .a = i, .b = m.seg(t), .k = t + r - static_cast<int64_t>(k) - 1,
+                         .rule = Rule::ErangeNotReported, .orig = k, .new_idx = static_cast<int64_t>(k) + m.dconc[i],
+                         .base = k, .target = t, .redirect = r, .what = transfer_kind(old)};
+                    obs.push_back(f);
+                }
+            }
             continue;
         }
         const isa::Insn& in = before.insns[k];
