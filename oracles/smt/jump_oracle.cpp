@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
+#include "oracles/smt/answer_cache.hpp"
 #include "oracles/smt/solver_config.hpp"
 
 namespace patchfuzz::oracles::smt {
@@ -228,9 +229,6 @@ std::vector<int64_t> expand_model(const Encoding& e, const std::vector<int64_t>&
     return d;
 }
 
-std::mutex g_cache_mutex;
-std::unordered_map<uint64_t, Solved> g_cache;  // encoded answers (Solved::d over encoded segments)
-constexpr size_t kCacheMax = 1 << 14;
 
 uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -329,24 +327,43 @@ uint64_t hash_of(const Encoding& e, uint64_t salt) {
     return h;
 }
 
+// A question to the solver as the cache keeps it (the encoded chain and obligations, and which of
+// the oracle's questions it is), and a view of one being asked, to look it up without a copy.
+struct Question {
+    uint64_t salt = 0;
+    Encoding e;
+};
+struct QuestionView {
+    uint64_t salt;
+    const Encoding& e;
+};
+bool same_encoding(const Encoding& x, const Encoding& y) { return x.steps == y.steps && x.keys == y.keys; }
+struct QuestionHash {
+    using is_transparent = void;
+    size_t operator()(const Question& q) const { return hash_of(q.e, q.salt); }
+    size_t operator()(const QuestionView& q) const { return hash_of(q.e, q.salt); }
+};
+struct QuestionEq {
+    using is_transparent = void;
+    bool operator()(const Question& x, const Question& y) const { return x.salt == y.salt && same_encoding(x.e, y.e); }
+    bool operator()(const Question& x, const QuestionView& y) const { return x.salt == y.salt && same_encoding(x.e, y.e); }
+    bool operator()(const QuestionView& x, const Question& y) const { return x.salt == y.salt && same_encoding(x.e, y.e); }
+};
+// Encoded answers (Solved::d over encoded segments), by the whole question.
+AnswerCache<Question, Solved, QuestionHash, QuestionEq> g_answers(1 << 14);
+
 // The cached answer to `e`, or Z3's.
 Solved solve_encoded(const Encoding& e, const SmtOptions& opts, uint64_t salt) {
-    const uint64_t h = hash_of(e, salt);
     if (opts.use_cache) {
-        std::lock_guard<std::mutex> lock(g_cache_mutex);
-        auto it = g_cache.find(h);
-        if (it != g_cache.end()) {
+        if (std::optional<Solved> known = g_answers.find(QuestionView{salt, e})) {
             detail::count_cache_hit();
-            return it->second;
+            return std::move(*known);
         }
     }
     Solved out = ask_z3(e, opts);
     detail::count_answer(out.answer);
-    if (opts.use_cache && out.answer != detail::Answer::Unknown) {
-        std::lock_guard<std::mutex> lock(g_cache_mutex);
-        if (g_cache.size() >= kCacheMax) g_cache.clear();
-        g_cache.emplace(h, out);
-    }
+    // The named segments only map the model back; the question is the steps and obligations.
+    if (opts.use_cache && out.answer != detail::Answer::Unknown) g_answers.put(Question{salt, Encoding{{}, e.steps, e.keys}}, out);
     return out;
 }
 
