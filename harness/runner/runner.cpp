@@ -11,6 +11,7 @@
 #include "bpf/util/check.hpp"
 #include "bpf/util/thread_lease.hpp"
 #include "oracles/exec/exec_diff.hpp"
+#include "oracles/oracle.hpp"
 #include "oracles/smt/inline_equiv.hpp"
 #include "oracles/smt/jump_oracle.hpp"
 #include "oracles/structural.hpp"
@@ -245,10 +246,13 @@ struct ReportMark {
     uint32_t counted_passes = 0;
 };
 
-bool wants(const RunConfig& cfg, std::string_view oracle) {
-    for (const auto& o : cfg.oracles)
-        if (o == oracle) return true;
-    return false;
+// The oracles a run asks for, by id. The names were checked where they were read (the CLI, a
+// .case file); the kernel oracle is the campaign's, not the runner's.
+oracles::OracleSet wanted_oracles(const RunConfig& cfg) {
+    std::string bad;
+    const auto set = oracles::parse_oracle_set(cfg.oracles, &bad);
+    PATCHFUZZ_CHECK(set.has_value(), "runner given an unknown oracle (names are checked where they are read)");
+    return *set;
 }
 
 // The passes in kernel order, and the slot after them that counts explicit batches.
@@ -371,7 +375,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     PATCHFUZZ_CHECK(slot_names.size() <= Triggers::kSlots, "Triggers has a slot for every pass");
     const size_t explicit_slot = slot_names.size() - 1;
     Triggers case_triggers;  // every profile's, for report.pass_triggers
-    const bool structural = wants(cfg, "structural"), smt_jump = wants(cfg, "smt-jump"), exec = wants(cfg, "exec");
+    const oracles::OracleSet wanted = wanted_oracles(cfg);
+    const bool structural = wanted.has(oracles::OracleId::Structural), smt_jump = wanted.has(oracles::OracleId::SmtJump),
+               exec = wanted.has(oracles::OracleId::Exec);
     // One entry per profile at most: room for all of them first keeps their addresses stable
     // (`memo` points into the batch lists, `given_rewrites` at the programs).
     std::vector<std::vector<RecordedBatch>> batches_per_arch;
@@ -411,7 +417,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     arch_runs.reserve(cfg.arches.size());  // `base` below points into it across emplace_back
     const size_t prefix_passes = passes::arch_independent_prefix();
     auto add_inline_proofs = [&](const ArchProfile& arch) {
-        if (!wants(cfg, "smt-inline") || c.options.iter_inline == passes::IterInline::Off) return;
+        if (!wanted.has(oracles::OracleId::SmtInline) || c.options.iter_inline == passes::IterInline::Off) return;
         for (auto& proof : inline_proofs(arch, c.options.iter_inline, cfg.smt_timeout_ms))
             add(std::move(proof.verdict), std::string(arch.name), "iter_inline", proof.sequence);
     };

@@ -16,10 +16,9 @@
 
 namespace patchfuzz::harness {
 
-// Oracle names accepted by --oracles.
-inline constexpr const char* kOracleNames[] = {"structural", "smt-jump", "smt-inline", "exec", "kernel"};
-
 struct RunConfig {
+    // Oracle names (oracles/oracle.hpp), checked where they were read; the runner parses them
+    // once per case into an OracleSet. "kernel" is the campaign's, never the runner's.
     std::vector<std::string> oracles{"structural", "smt-jump", "smt-inline", "exec"};
     std::vector<std::string> arches{"x86_64", "arm64", "jit32"};
     // The first patcher is the reference (the kernel model); every other one is compared with it.
