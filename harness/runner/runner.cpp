@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <span>
 #include <mutex>
 
 #include "bpf/arch/arch_profile.hpp"
@@ -450,7 +451,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         passes::RewriteOptions opts = c.options;
         opts.arch = *arch;
         const ArchRun* alike = nullptr;
-        for (const ArchRun& r : arch_runs)
+        for (const ArchRun& r : cfg.memoise ? std::span<const ArchRun>(arch_runs) : std::span<const ArchRun>())
             // An external plugin that may keep state between calls (!external_pure) is called for
             // every profile. Explicit batches go to the patchers alone, which never read the
             // profile: every profile's run of them is the first one's.
@@ -468,7 +469,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         }
         // An external plugin that may keep state between calls is called for every pass too.
         ArchRun* base = nullptr;
-        if (c.patches.empty() && (cfg.external == nullptr || cfg.external_pure))
+        if (cfg.memoise && c.patches.empty() && (cfg.external == nullptr || cfg.external_pure))
             for (ArchRun& r : arch_runs)
                 if (r.after_prefix && passes::options_alike_but_arch(r.opts, opts)) {
                     base = &r;
@@ -494,7 +495,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                                              : rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(*base->after_prefix));
         if (base != nullptr && last_arch) base->after_prefix.reset();  // moved out: not one to give back
         // Only worth a copy when a later profile may start from it.
-        const bool keep_prefix = base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
+        const bool keep_prefix = cfg.memoise && base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
         patch::PatchOutcome final_outcome;
 
         if (!c.patches.empty()) {
@@ -539,7 +540,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             }
             for (size_t i = 0; i < internal_others; ++i) others_agree[i] = others_agree[i] && rb.others[i].agrees;
             if (!per_batch) continue;
-            if (smt_jump)
+            if (smt_jump && cfg.memoise)
                 if (const BatchVerdicts* same = find_same(memo, rb)) {
                     report.counted_passes += same->counted_passes;
                     for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
@@ -576,7 +577,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             }
             if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
             // An external plugin that may keep state between calls: its verdicts are never reused.
-            if (smt_jump && (cfg.external == nullptr || cfg.external_pure))
+            if (smt_jump && cfg.memoise && (cfg.external == nullptr || cfg.external_pure))
                 memo.push_back({&rb,
                                 std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict.verdicts),
                                                            report.verdicts.end()),

@@ -30,6 +30,12 @@ struct RunConfig {
     // patcher's answers are then reused where the built-in patchers' are (alike arch profiles, a
     // shared pass prefix, per-batch SMT verdicts). false calls it for every profile and pass.
     bool external_pure = true;
+    // Reuse of work between profiles and batches: a profile whose rewrite is another's takes its
+    // verdicts, a profile alike but for the arch starts after the other's arch-independent passes,
+    // and a batch given again on the same program takes its SMT verdicts. false: every profile is
+    // rewritten and judged on its own, every batch anew: the plain loop the reuse must judge
+    // exactly as (runner_test).
+    bool memoise = true;
     uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, after the case's own
     uint32_t smt_timeout_ms = 2000;
     // false: failures without the exec oracle's traces (oracles::exec::ExecDiffOptions): what a
