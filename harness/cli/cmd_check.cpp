@@ -11,6 +11,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/input_format.hpp"
 #include "harness/runner/expectation.hpp"
+#include "oracles/oracle.hpp"
 
 namespace patchfuzz::cli {
 namespace {
@@ -62,9 +63,8 @@ int cmd_check(Args args) {
                     cfg.oracles.push_back("smt-inline");
                     continue;
                 }
-                bool known = false;
-                for (const char* k : harness::kOracleNames) known |= o == k && o != std::string("kernel");
-                if (!known) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec, smt)");
+                const auto id = oracles::parse_oracle(o);
+                if (!id || *id == oracles::OracleId::Kernel) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec, smt)");
                 cfg.oracles.push_back(o);
             }
         } else if (a == "--privilege") {

@@ -21,6 +21,7 @@
 #include "harness/plugin/plugin_info.hpp"
 #include "harness/plugin/plugin_patcher.hpp"
 #include "harness/version/build_version.hpp"
+#include "oracles/oracle.hpp"
 
 namespace patchfuzz::cli {
 namespace {
@@ -149,11 +150,9 @@ int cmd_fuzz(Args args) {
         } else if (a == "--oracles") {
             if (!value(v)) return bad("--oracles needs a list");
             cfg.run.oracles = split(v);
-            for (const auto& o : cfg.run.oracles) {
-                bool known = false;
-                for (const char* k : harness::kOracleNames) known |= o == k;
-                if (!known) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec, kernel)");
-            }
+            std::string unknown;
+            if (!oracles::parse_oracle_set(cfg.run.oracles, &unknown))
+                return bad("unknown oracle '" + unknown + "' (" + oracles::oracle_name_list() + ")");
             // The kernel oracle is not a per-case oracle of the runner: the campaign batches it.
             auto k = std::find(cfg.run.oracles.begin(), cfg.run.oracles.end(), "kernel");
             want_kernel = k != cfg.run.oracles.end();

@@ -9,6 +9,7 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/runner/expectation.hpp"
+#include "oracles/oracle.hpp"
 
 namespace patchfuzz::cli {
 namespace {
@@ -55,9 +56,8 @@ int cmd_replay(Args args) {
             std::stringstream ss(args[++i]);
             std::string o;
             while (std::getline(ss, o, ',')) {
-                bool known = false;
-                for (const char* k : harness::kOracleNames) known |= o == k && o != std::string("kernel");
-                if (!known) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec)");
+                const auto id = oracles::parse_oracle(o);
+                if (!id || *id == oracles::OracleId::Kernel) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec)");
                 base.oracles.push_back(o);
             }
         } else if (!a.empty() && a[0] == '-') {

@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <span>
 #include <mutex>
 
 #include "bpf/arch/arch_profile.hpp"
@@ -11,6 +12,7 @@
 #include "bpf/util/check.hpp"
 #include "bpf/util/thread_lease.hpp"
 #include "oracles/exec/exec_diff.hpp"
+#include "oracles/oracle.hpp"
 #include "oracles/smt/inline_equiv.hpp"
 #include "oracles/smt/jump_oracle.hpp"
 #include "oracles/structural.hpp"
@@ -245,10 +247,13 @@ struct ReportMark {
     uint32_t counted_passes = 0;
 };
 
-bool wants(const RunConfig& cfg, std::string_view oracle) {
-    for (const auto& o : cfg.oracles)
-        if (o == oracle) return true;
-    return false;
+// The oracles a run asks for, by id. The names were checked where they were read (the CLI, a
+// .case file); the kernel oracle is the campaign's, not the runner's.
+oracles::OracleSet wanted_oracles(const RunConfig& cfg) {
+    std::string bad;
+    const auto set = oracles::parse_oracle_set(cfg.oracles, &bad);
+    PATCHFUZZ_CHECK(set.has_value(), "runner given an unknown oracle (names are checked where they are read)");
+    return *set;
 }
 
 // The passes in kernel order, and the slot after them that counts explicit batches.
@@ -371,7 +376,9 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     PATCHFUZZ_CHECK(slot_names.size() <= Triggers::kSlots, "Triggers has a slot for every pass");
     const size_t explicit_slot = slot_names.size() - 1;
     Triggers case_triggers;  // every profile's, for report.pass_triggers
-    const bool structural = wants(cfg, "structural"), smt_jump = wants(cfg, "smt-jump"), exec = wants(cfg, "exec");
+    const oracles::OracleSet wanted = wanted_oracles(cfg);
+    const bool structural = wanted.has(oracles::OracleId::Structural), smt_jump = wanted.has(oracles::OracleId::SmtJump),
+               exec = wanted.has(oracles::OracleId::Exec);
     // One entry per profile at most: room for all of them first keeps their addresses stable
     // (`memo` points into the batch lists, `given_rewrites` at the programs).
     std::vector<std::vector<RecordedBatch>> batches_per_arch;
@@ -411,7 +418,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
     arch_runs.reserve(cfg.arches.size());  // `base` below points into it across emplace_back
     const size_t prefix_passes = passes::arch_independent_prefix();
     auto add_inline_proofs = [&](const ArchProfile& arch) {
-        if (!wants(cfg, "smt-inline") || c.options.iter_inline == passes::IterInline::Off) return;
+        if (!wanted.has(oracles::OracleId::SmtInline) || c.options.iter_inline == passes::IterInline::Off) return;
         for (auto& proof : inline_proofs(arch, c.options.iter_inline, cfg.smt_timeout_ms))
             add(std::move(proof.verdict), std::string(arch.name), "iter_inline", proof.sequence);
     };
@@ -444,7 +451,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         passes::RewriteOptions opts = c.options;
         opts.arch = *arch;
         const ArchRun* alike = nullptr;
-        for (const ArchRun& r : arch_runs)
+        for (const ArchRun& r : cfg.memoise ? std::span<const ArchRun>(arch_runs) : std::span<const ArchRun>())
             // An external plugin that may keep state between calls (!external_pure) is called for
             // every profile. Explicit batches go to the patchers alone, which never read the
             // profile: every profile's run of them is the first one's.
@@ -462,7 +469,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
         }
         // An external plugin that may keep state between calls is called for every pass too.
         ArchRun* base = nullptr;
-        if (c.patches.empty() && (cfg.external == nullptr || cfg.external_pure))
+        if (cfg.memoise && c.patches.empty() && (cfg.external == nullptr || cfg.external_pure))
             for (ArchRun& r : arch_runs)
                 if (r.after_prefix && passes::options_alike_but_arch(r.opts, opts)) {
                     base = &r;
@@ -488,7 +495,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
                                              : rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(*base->after_prefix));
         if (base != nullptr && last_arch) base->after_prefix.reset();  // moved out: not one to give back
         // Only worth a copy when a later profile may start from it.
-        const bool keep_prefix = base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
+        const bool keep_prefix = cfg.memoise && base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
         patch::PatchOutcome final_outcome;
 
         if (!c.patches.empty()) {
@@ -533,7 +540,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             }
             for (size_t i = 0; i < internal_others; ++i) others_agree[i] = others_agree[i] && rb.others[i].agrees;
             if (!per_batch) continue;
-            if (smt_jump)
+            if (smt_jump && cfg.memoise)
                 if (const BatchVerdicts* same = find_same(memo, rb)) {
                     report.counted_passes += same->counted_passes;
                     for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
@@ -570,7 +577,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
             }
             if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
             // An external plugin that may keep state between calls: its verdicts are never reused.
-            if (smt_jump && (cfg.external == nullptr || cfg.external_pure))
+            if (smt_jump && cfg.memoise && (cfg.external == nullptr || cfg.external_pure))
                 memo.push_back({&rb,
                                 std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict.verdicts),
                                                            report.verdicts.end()),

@@ -16,10 +16,9 @@
 
 namespace patchfuzz::harness {
 
-// Oracle names accepted by --oracles.
-inline constexpr const char* kOracleNames[] = {"structural", "smt-jump", "smt-inline", "exec", "kernel"};
-
 struct RunConfig {
+    // Oracle names (oracles/oracle.hpp), checked where they were read; the runner parses them
+    // once per case into an OracleSet. "kernel" is the campaign's, never the runner's.
     std::vector<std::string> oracles{"structural", "smt-jump", "smt-inline", "exec"};
     std::vector<std::string> arches{"x86_64", "arm64", "jit32"};
     // The first patcher is the reference (the kernel model); every other one is compared with it.
@@ -31,6 +30,12 @@ struct RunConfig {
     // patcher's answers are then reused where the built-in patchers' are (alike arch profiles, a
     // shared pass prefix, per-batch SMT verdicts). false calls it for every profile and pass.
     bool external_pure = true;
+    // Reuse of work between profiles and batches: a profile whose rewrite is another's takes its
+    // verdicts, a profile alike but for the arch starts after the other's arch-independent passes,
+    // and a batch given again on the same program takes its SMT verdicts. false: every profile is
+    // rewritten and judged on its own, every batch anew: the plain loop the reuse must judge
+    // exactly as (runner_test).
+    bool memoise = true;
     uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, after the case's own
     uint32_t smt_timeout_ms = 2000;
     // false: failures without the exec oracle's traces (oracles::exec::ExecDiffOptions): what a

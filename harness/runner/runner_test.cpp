@@ -135,6 +135,47 @@ TEST(Runner, PatchersServingCaseAfterCaseJudgeAsNewOnes) {
     EXPECT_GE(compared, 30u);
 }
 
+// The oracles of a campaign for the case of `seed`: smt-jump too for one seed in `smt_jump_every`,
+// and for one in four a broken iterator inline (the smt-inline proofs and exec fail on it) with
+// smt-inline, so that failures are among the verdicts.
+RunConfig campaign_oracles(uint64_t seed, uint64_t smt_jump_every, Case& c) {
+    RunConfig cfg;
+    cfg.oracles = seed % smt_jump_every == 0 ? std::vector<std::string>{"structural", "smt-jump", "exec"}
+                                             : std::vector<std::string>{"structural", "exec"};
+    if (seed % 4 == 3) {
+        c.options.iter_inline = passes::IterInline::V1;
+        cfg.oracles.emplace_back("smt-inline");
+    }
+    return cfg;
+}
+
+// Memoisation (RunConfig::memoise) is an optional layer over the plain loop "profile x pass x
+// batch x oracle": on generated cases (patcher-only ones too), under every oracle of the runner and
+// with passes kept or only counted, it must give the very report the plain loop gives.
+TEST(Runner, MemoisedJudgesAsThePlainLoop) {
+    uint32_t judged = 0;
+    for (uint64_t seed = 1; seed <= 48; ++seed) {
+        Case c = make_case(seed, seed % 4 == 0);
+        RunConfig memoised = campaign_oracles(seed, 2, c);
+        if (seed % 5 == 1) memoised.patchers = {"batched", "incremental"};
+        memoised.keep_passes = seed % 3 != 0;
+        RunConfig plain = memoised;
+        plain.memoise = false;
+        const CaseReport a = run_case(c, memoised), b = run_case(c, plain);
+        const std::string what = "seed " + std::to_string(seed);
+        EXPECT_EQ(everything(a), everything(b)) << what;
+        EXPECT_EQ(a.counted_passes, b.counted_passes) << what;
+        EXPECT_EQ(a.batches, b.batches) << what;
+        ASSERT_EQ(a.pass_triggers.size(), b.pass_triggers.size()) << what;
+        for (size_t i = 0; i < a.pass_triggers.size(); ++i) {
+            EXPECT_EQ(a.pass_triggers[i].pass, b.pass_triggers[i].pass) << what;
+            EXPECT_EQ(a.pass_triggers[i].patches, b.pass_triggers[i].patches) << what;
+        }
+        judged += a.batches > 0;
+    }
+    EXPECT_GE(judged, 40u);
+}
+
 // A campaign has the passing verdicts only counted (RunConfig::keep_passes false): its report must
 // hold every other verdict of the full one, in the same order, and count exactly the passes it
 // leaves out. Returns the failing verdicts seen, for the callers to check that some were.
@@ -166,13 +207,7 @@ TEST(Runner, PassesCountedJudgeAsPassesKept) {
     uint32_t failures = 0, passes = 0;
     for (uint64_t seed = 1; seed <= 36; ++seed) {
         Case c = make_case(seed, seed % 4 == 0);
-        RunConfig cfg;
-        cfg.oracles = seed % 3 == 0 ? std::vector<std::string>{"structural", "smt-jump", "exec"}
-                                    : std::vector<std::string>{"structural", "exec"};
-        if (seed % 4 == 3) {
-            c.options.iter_inline = passes::IterInline::V1;
-            cfg.oracles.emplace_back("smt-inline");
-        }
+        RunConfig cfg = campaign_oracles(seed, 3, c);
         cfg.failure_details = seed % 2 == 0;
         failures += expect_passes_counted_as_kept(c, cfg, "seed " + std::to_string(seed));
         RunConfig counting = cfg;
