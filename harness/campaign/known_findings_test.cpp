@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <string>
 
 namespace patchfuzz::harness {
 namespace {
@@ -69,7 +72,7 @@ TEST(KnownFindings, FiledE2bigFindingIsKnownOnlyWithItsCause) {
 // inline, so the smt-inline proofs fail) only makes its filed failure known: a mutant that breaks
 // an inline would otherwise hide behind every filed case.
 TEST(KnownFindings, OnlyTheFiledSignatureBecomesKnown) {
-    const auto dir = std::filesystem::temp_directory_path() / "pf_known_only_filed";
+    const auto dir = std::filesystem::temp_directory_path() / ("pf_known_only_filed." + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     auto c = read_case(kFindings + "/0001-bpf-loop-e2big-r0-upper-half.case");
@@ -91,7 +94,7 @@ TEST(KnownFindings, OnlyTheFiledSignatureBecomesKnown) {
 // A finding filed on jit32 does not fail when the campaign runs x86_64 alone: that is no news
 // (nothing was fixed), so no note says it "no longer fails"; with jit32 it fails and is known.
 TEST(KnownFindings, AFindingOfAProfileNotRunIsNoNews) {
-    const auto dir = std::filesystem::temp_directory_path() / "pf_known_other_arch";
+    const auto dir = std::filesystem::temp_directory_path() / ("pf_known_other_arch." + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const std::string filed = kFindings + "/0006-bpf-loop-e2big-upper-half-jit32.case";
