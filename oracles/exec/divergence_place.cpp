@@ -149,6 +149,14 @@ std::string divergence_place(const Program& prog, const ArchProfile& arch, const
     for (size_t a = 0; a < candidates.size(); ++a)
         for (size_t b = a + 1; b < candidates.size(); ++b)
             if (repaired_by({candidates[a], candidates[b]})) return "@" + std::to_string(candidates[a]);
+    // Two sites of the pass, each with another of its bugs on this input (0007's two slots at one
+    // bpf_loop, 0001's at the next): three slots. Only for short templates: the triples grow with
+    // the cube.
+    if (candidates.size() <= 16)
+        for (size_t a = 0; a < candidates.size(); ++a)
+            for (size_t b = a + 1; b < candidates.size(); ++b)
+                for (size_t c = b + 1; c < candidates.size(); ++c)
+                    if (repaired_by({candidates[a], candidates[b], candidates[c]})) return "@" + std::to_string(candidates[a]);
     return {};
 }
 

@@ -8,8 +8,9 @@
 // and the place is the template slot where a minimal repair of the kind these bugs take — a width
 // change, an ALU insn between 32 and 64 bits or a conditional jump between JMP32 and JMP — makes
 // the rewritten run agree with the reference again. One slot is tried at a time, then pairs (0007
-// needs its guard and its loop bound widened together); the place is the first slot of the first
-// repair found, in slot order. No width repair: no place ("" — the key is the pass alone).
+// needs its guard and its loop bound widened together), then triples for templates of at most 16
+// such slots (two sites, each with another bug on the input); the place is the first slot of the
+// first repair found, in slot order. No width repair: no place ("" — the key is the pass alone).
 //
 // It is a blame heuristic, not a proof: a repair says "this slot's width decides the run", which
 // is what a developer reading the bucket needs to look at first.

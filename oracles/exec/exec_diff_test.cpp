@@ -427,6 +427,31 @@ TEST(ExecDiff, TwoBugsOfOnePassHaveTwoPlaces) {
     EXPECT_NE(exec_cause(v), exec_cause(e2big)) << e2big.reason;
 }
 
+TEST(ExecDiff, TwoSitesWithTwoBugsStillHaveAPlace) {
+    // Two bpf_loop calls, 0007's shape at the first (nr_loops = 0x100000003: the helper loops 3
+    // times, the inline says -E2BIG) and 0001's at the second (w1 = -1: both say -E2BIG, the
+    // inline in 32 bits), their results summed. No one or two slots repair both sites; the guard,
+    // the loop bound and the -E2BIG move together do: the place is the first of them, slot 0.
+    // (Without the triples it has no place.)
+    using namespace isa;
+    // The second result's upper half is brought down (s>>= 32) so that r0's low half shows it.
+    Program p = make_program({ldimm64_lo(1, 0, 3), ldimm64_hi(1), ldimm64_lo(2, BPF_PSEUDO_FUNC, 14), ldimm64_hi(0),
+                              mov64_imm(3, 0), mov64_imm(4, 0), call_helper(BPF_FUNC_loop), mov64_reg(6, 0), mov32_imm(1, -1),
+                              ldimm64_lo(2, BPF_PSEUDO_FUNC, 7), ldimm64_hi(0), mov64_imm(3, 0), mov64_imm(4, 0),
+                              call_helper(BPF_FUNC_loop), alu64_imm(BPF_ARSH, 0, 32), alu64_reg(BPF_ADD, 0, 6), exit_insn(),
+                              mov64_imm(0, 0), exit_insn()});
+    ASSERT_EQ(p.subprogs.size(), 3u);
+    ASSERT_EQ(p.subprogs[1].start, 17u);
+    p.subprogs[1].is_cb = true;
+    for (uint32_t call : {6u, 13u}) {
+        p.aux[call].loop_fit_for_inline = true;
+        p.aux[call].loop_callback_subprogno = 1;
+    }
+    Verdict v = exec_diff(p, opts_for(passes::IterInline::V4, {arch_x86_64()}, 1, 1));
+    ASSERT_EQ(v.outcome, Outcome::Fail) << v.reason << "\n" << v.counterexample;
+    EXPECT_EQ(exec_cause(v), "bpf_loop@0") << v.reason;
+}
+
 TEST(ExecDiff, MiscFixupsCauseNamesTheRowByTheInsnItReplaced) {
     // Finding 0008's get_func_arg call (index 0x100000001: the inline bounds it in 32 bits and
     // loads with 64) behind an unrelated misc_fixups row, a guarded division: the cause names the
