@@ -43,9 +43,12 @@ isa::Insn random_insn(Rng& rng) {
 
 namespace {
 
-// An edit can turn a bounded loop into one that runs until the step budget ends it: a mutant's
-// inputs get a budget that ends it sooner (16 times below the default, still 2^20 insns).
-GeneratedCase with_short_budget(GeneratedCase c) {
+// A seed program's case with every verifier fact rebuilt from nothing (no fact survives an edit),
+// its inputs with a budget that ends a loop an edit unbounded sooner (16 times below the default,
+// still 2^20 insns).
+GeneratedCase case_with_fresh_facts(Program p, uint64_t seed, uint32_t inputs) {
+    for (InsnAux& a : p.aux) a = InsnAux{.orig_idx = a.orig_idx, .seen = true};
+    GeneratedCase c = case_from_program(std::move(p), seed, inputs);
     for (interp::ExecInput& in : c.inputs) in.step_budget = std::min<uint64_t>(in.step_budget, uint64_t{1} << 20);
     return c;
 }
@@ -57,13 +60,10 @@ GeneratedCase seed_mutant(const Program& prog, uint64_t seed, uint32_t inputs) {
     for (int attempt = 0; attempt < 8; ++attempt) {
         Program p = prog;
         for (uint64_t edits = rng.range(1, 4); edits > 0; --edits) p = mutate_program(p, rng.next());
-        for (InsnAux& a : p.aux) a = InsnAux{.orig_idx = a.orig_idx, .seen = true};  // no fact survives an edit
-        GeneratedCase c = case_from_program(std::move(p), seed, inputs);
-        if (passes::rejected_reads(c.program).empty()) return with_short_budget(std::move(c));
+        GeneratedCase c = case_with_fresh_facts(std::move(p), seed, inputs);
+        if (passes::rejected_reads(c.program).empty()) return c;
     }
-    Program p = prog;
-    for (InsnAux& a : p.aux) a = InsnAux{.orig_idx = a.orig_idx, .seen = true};
-    return with_short_budget(case_from_program(std::move(p), seed, inputs));
+    return case_with_fresh_facts(prog, seed, inputs);
 }
 
 Program mutate_program(const Program& prog, uint64_t seed) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/patch/index_map.hpp"
 #include "bpf/patch/patch.hpp"
 #include "oracles/exec/exec_diff.hpp"
 
@@ -25,11 +26,18 @@ public:
     EmittedSlots(patch::Patcher& inner, bool record) : inner_(inner), record_(record) {}
     std::string_view name() const override { return inner_.name(); }
     patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& b) override {
+        const uint32_t old_len = prog.len();
         patch::PatchOutcome o = inner_.apply(prog, b);
         if (!o.ok()) return o;
-        for (Emitted& e : emitted) {
-            e.start = moved(e.start, b, true);
-            e.end = moved(e.end, b, false);
+        if (!emitted.empty()) {
+            // The batch's index map S (index_map.hpp). A sequence's start stays behind a prologue
+            // inserted before it (S would put it on the prologue's first insn); its end, exclusive,
+            // is where S puts the insn after it.
+            const std::vector<uint32_t> s = patch::index_map(old_len, b);
+            for (Emitted& e : emitted) {
+                e.start = s[e.start] + prologue_at(b, e.start);
+                e.end = s[e.end];
+            }
         }
         if (!record_) return o;
         int64_t delta = 0;
@@ -53,20 +61,11 @@ public:
     std::vector<Emitted> emitted;
 
 private:
-    // Where index x of the batch's input is in its output. A slot's start moves behind a prologue
-    // inserted before it; an end (exclusive) does not, as the insn at the end is not the slot's.
-    static uint32_t moved(uint32_t x, const patch::PatchBatch& b, bool is_start) {
-        int64_t to = x;
-        for (const patch::Patch& p : b.patches) {
-            const bool before = p.pos < x || (is_start && p.pos == x && p.kind == patch::PatchKind::InsertBefore);
-            if (!before) break;  // sorted by pos
-            switch (p.kind) {
-                case patch::PatchKind::Replace: to += int64_t(p.insns.size()) - 1; break;
-                case patch::PatchKind::InsertBefore: to += int64_t(p.insns.size()); break;
-                case patch::PatchKind::Remove: to -= std::min<int64_t>(p.count, x - p.pos); break;
-            }
-        }
-        return static_cast<uint32_t>(std::max<int64_t>(to, 0));
+    // The size of the prologue the batch inserts before insn x (0: none).
+    static uint32_t prologue_at(const patch::PatchBatch& b, uint32_t x) {
+        for (const patch::Patch& p : b.patches)
+            if (p.pos == x && p.kind == patch::PatchKind::InsertBefore) return static_cast<uint32_t>(p.insns.size());
+        return 0;
     }
 
     patch::Patcher& inner_;
