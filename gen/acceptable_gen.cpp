@@ -30,10 +30,17 @@ struct Fixup {
     SubId target;
 };
 
+// A gotox's jump table: its map (an index into the final Program::maps) and its entries' insns.
+struct JumpTable {
+    uint32_t map;
+    std::vector<size_t> targets;  // positions in the emitter that holds them
+};
+
 struct Emitter {
     std::vector<Insn> code;
     std::vector<InsnAux> aux;
     std::vector<Fixup> fixups;
+    std::vector<JumpTable> tables;
     bool uses_callback = false, uses_subprog = false;
     size_t emit(Insn i) {
         code.push_back(i);
@@ -51,6 +58,10 @@ struct Emitter {
         }
         size_t base = code.size() - o.code.size();
         for (auto f : o.fixups) fixups.push_back({f.pos + base, f.target});
+        for (JumpTable t : o.tables) {
+            for (size_t& at : t.targets) at += base;
+            tables.push_back(std::move(t));
+        }
         uses_callback |= o.uses_callback;
         uses_subprog |= o.uses_subprog;
     }
@@ -64,6 +75,9 @@ struct Gen {
     // callback_depth < umax(R1) (check_helper_call, BPF_FUNC_loop), so with every nr_loops == 0
     // the callback is never visited, hence unseen, and dead-code removal deletes it.
     bool any_loop_runs = false;
+    // The gotox tables' maps, appended to prog.maps at the end (so that lookups and updates, which
+    // draw from prog.maps, never pick one).
+    std::vector<MapDef> jump_tables;
 
     uint8_t callee() { return kCallees[rng.range(0, 3)]; }
     int32_t small_imm() {
@@ -386,7 +400,57 @@ struct Gen {
         if (rng.chance(1, 2)) ctx_store(e);
     }
 
+    // gotox through a jump table (a BPF_MAP_TYPE_INSN_ARRAY map of k entries), indexed by a value
+    // loaded from a map (unknown to the verifier, so it explores every entry and every case is
+    // seen; an index it knows would leave the other cases unvisited, and removed):
+    //   r0 = lookup(...); if r0 == 0 goto end; r2 = *(u64 *)(r0 + off); r2 &= k - 1; r2 <<= 3;
+    //   r1 = &table; r1 += r2; r1 = *(u64 *)(r1 + 0); gotox r1
+    // then k cases, each its own ALU, div/mod or lookup (whose rewrites move the later entries),
+    // `rY += c + 1`, and a jump past the last case. No case starts with a `goto +0`:
+    // bpf_opt_remove_nops would delete the entry's insn and the program would jump to address 0
+    // (finding 0003, which oopses 7.2 and 7.3). Root only: below it check_map_access bounds the
+    // table's variable offset by the map's value_size, two entries.
+    void gotox(Emitter& e) {
+        const uint32_t k = 2u << rng.range(0, 2);
+        const uint32_t table_map = static_cast<uint32_t>(prog.maps.size() + jump_tables.size());
+        jump_tables.push_back(MapDef{.name = "jt" + std::to_string(jump_tables.size()), .type = kMapTypeInsnArray, .key_size = 4,
+                                     .value_size = 8, .max_entries = k});
+        const uint32_t m = static_cast<uint32_t>(rng.range(0, prog.maps.size() - 1));
+        map_args(e, m);
+        const size_t call = e.emit(call_helper(BPF_FUNC_map_lookup_elem));
+        e.aux[call].map_index = static_cast<int32_t>(m);
+        Emitter body;
+        body.emit(ldx(BPF_DW, BPF_REG_2, BPF_REG_0, static_cast<int16_t>(8 * rng.range(0, prog.maps[m].value_size / 8 - 1))));
+        body.emit(alu64_imm(BPF_AND, BPF_REG_2, static_cast<int32_t>(k - 1)));
+        body.emit(alu64_imm(BPF_LSH, BPF_REG_2, 3));
+        body.emit(ldimm64_lo(BPF_REG_1, BPF_PSEUDO_MAP_VALUE, static_cast<int32_t>(table_map)));
+        body.emit(ldimm64_hi(0));
+        body.emit(alu64_reg(BPF_ADD, BPF_REG_1, BPF_REG_2));
+        const size_t load = body.emit(ldx(BPF_DW, BPF_REG_1, BPF_REG_1, 0));
+        body.aux[load].ptr_type = PtrType::MapValue;
+        body.emit(make(BPF_JMP | BPF_JA | BPF_X, BPF_REG_1, 0, 0, 0));
+        JumpTable table{table_map, {}};
+        std::vector<size_t> exits;
+        for (uint32_t c = 0; c < k; c++) {
+            table.targets.push_back(body.code.size());
+            switch (rng.range(0, 3)) {
+                case 0:
+                case 1: alu(body); break;
+                case 2: divmod(body); break;
+                default: lookup(body); break;
+            }
+            body.emit(alu64_imm(BPF_ADD, callee(), static_cast<int32_t>(c + 1)));
+            if (c + 1 < k) exits.push_back(body.emit(ja(0)));
+        }
+        for (size_t x : exits) body.code[x].off = static_cast<int16_t>(body.code.size() - x - 1);
+        for (size_t t : table.targets) body.aux[t].indirect_target = true;
+        body.tables.push_back(std::move(table));
+        e.emit(jmp_imm(BPF_JEQ, BPF_REG_0, 0, static_cast<int16_t>(body.code.size())));
+        e.append(body, true);
+    }
+
     void block(Emitter& e) {
+        if (opts.gotox && opts.privilege == passes::Privilege::Root && rng.chance(1, 8)) return gotox(e);
         uint64_t kinds = opts.v612 ? 10 : 9;
         uint64_t kind = rng.range(0, kinds - 1);
         if (unpriv() && (kind == 7 || kind == 8)) kind = rng.range(3, 4);  // no callbacks, calls or loops: a lookup instead
@@ -515,6 +579,13 @@ AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
     Program p = make_program(all);
     p.prog_type = g.prog.prog_type;
     p.maps = g.prog.maps;
+    p.maps.insert(p.maps.end(), g.jump_tables.begin(), g.jump_tables.end());
+    for (const JumpTable& t : main.tables) {  // main starts the program: its positions are final
+        InsnArray ia{.map_index = static_cast<int32_t>(t.map), .entries = {}};
+        for (size_t at : t.targets)
+            ia.entries.push_back(InsnArrayEntry{.orig_off = static_cast<uint32_t>(at), .xlated_off = static_cast<uint32_t>(at)});
+        p.insn_arrays.push_back(std::move(ia));
+    }
     p.name = "acceptable";
     for (size_t i = 0; i < p.aux.size(); i++) {
         uint32_t orig = p.aux[i].orig_idx;
@@ -537,6 +608,7 @@ AcceptableCase generate_acceptable(Rng& rng, const AcceptableOptions& opts) {
         in.maps.resize(out.program.maps.size());
         for (size_t m = 0; m < out.program.maps.size(); m++) {
             const auto& md = out.program.maps[m];
+            if (md.type == kMapTypeInsnArray) continue;  // a jump table: the guest writes it before the load, never a run
             uint32_t keys = md.type == BPF_MAP_TYPE_ARRAY ? md.max_entries : std::min<uint32_t>(md.max_entries, 8);
             for (uint32_t key = 0; key < keys; key++) {
                 if (md.type != BPF_MAP_TYPE_ARRAY && rng.chance(1, 3)) continue;

@@ -9,7 +9,7 @@
 // convert_ctx_accesses (main starts with ctx reads, a bounds-checked packet load through
 // data/data_end and ctx stores, while r1 is still the ctx: gen/ctx_reads.hpp); with `v612`,
 // may_goto, sdiv/smod, sign-extending ctx reads and the x86-64 helper inlines (bpf_jiffies64,
-// bpf_get_smp_processor_id). Each input's ctx is what BPF_PROG_TEST_RUN shows the program for its
+// bpf_get_smp_processor_id); with `gotox` (7.x, x86-64, root), gotox through jump tables. Each input's ctx is what BPF_PROG_TEST_RUN shows the program for its
 // packet (gen/test_run_ctx.hpp).
 //
 // The aux facts the passes read are filled in as the verifier would: `seen` is false exactly on
@@ -45,6 +45,9 @@ struct AcceptableOptions {
     // ctx accesses and tc programs. Off for 32-bit guests: the ctx_access tables are the 64-bit
     // builds' (x86-64 and arm64; armhf's structs are 32-bit).
     bool ctx = true;
+    // gotox through jump tables (BPF_MAP_TYPE_INSN_ARRAY maps), at root only: 7.x kernels on
+    // x86-64 (the JITs with indirect jumps).
+    bool gotox = false;
 };
 
 struct AcceptableCase {

@@ -10,7 +10,8 @@
  *            name bytes (not NUL-terminated)
  *            u32 expected_attach_type u16 attach_len attach bytes   (TRACING programs: the BTF
  *                name of the target function, or of the tracepoint for BPF_TRACE_RAW_TP; else 0, 0)
- *            map_cnt   x { u32 type u32 key_size u32 value_size u32 max_entries u32 map_flags }
+ *            map_cnt   x { u32 type u32 key_size u32 value_size u32 max_entries u32 map_flags
+ *                          type PFK_MAP_TYPE_INSN_ARRAY: then max_entries x u32 orig_off }
  *            kfunc_cnt x { i32 prog_imm u16 name_len name bytes }   (call imm -> kfunc name)
  *            insn_cnt  x 8 bytes (struct bpf_insn; ld_imm64 map imms are map indexes)
  *            run_cnt   x { u32 data_len data u32 ctx_len ctx u32 entry_cnt
@@ -21,7 +22,7 @@
 #define PATCHFUZZ_GUEST_PFK_BATCH_H
 
 #define PFK_BATCH_MAGIC "PFKB"
-#define PFK_BATCH_VERSION 3u
+#define PFK_BATCH_VERSION 4u
 
 /* header flags */
 #define PFK_FLAG_TEST_RUN 0x1u   /* run BPF_PROG_TEST_RUN on each case's runs */
@@ -39,6 +40,15 @@
 #define PFK_PRIV_BPF 1u
 #define PFK_PRIV_UNPRIV 2u
 #define PFK_PRIV_LEVELS 3u
+
+/* BPF_MAP_TYPE_INSN_ARRAY (enum bpf_map_type, after ARENA): newer than the uapi headers that
+ * build the guest. The guest creates such a map for its case alone (never pooled: the kernel binds
+ * it to one program), with value_size PFK_INSN_ARRAY_VALUE_SIZE (struct bpf_insn_array_value:
+ * u32 orig_off, xlated_off, jitted_off, pad), writes each entry's orig_off, freezes it (the kernel
+ * refuses an unfrozen one at load), and after the load prints every entry's xlated_off. */
+#define PFK_MAP_TYPE_INSN_ARRAY 34u
+#define PFK_INSN_ARRAY_VALUE_SIZE 16u
+#define PFK_MAX_INSN_ARRAY_ENTRIES 4096u
 
 /* limits the guest enforces (a record beyond them is reported as rejected input, rc=-E2BIG) */
 #define PFK_MAX_MAPS 64u
@@ -58,6 +68,7 @@
 #define PFK_OUT_LOG "@@LOG"
 #define PFK_OUT_RUN "@@RUN"
 #define PFK_OUT_MAP "@@MAP"
+#define PFK_OUT_INSN_ARRAY "@@IA" /* @@IA <i> <map> <xlated_off>,... (u32 each; 4294967295 = deleted) */
 #define PFK_OUT_SYM "@@SYM"
 #define PFK_OUT_CASE_END "@@END"
 #define PFK_OUT_DONE "@@PFK-DONE"

@@ -16,6 +16,7 @@
  *   @@SYM <i> <pc> <name[,alias]|?>             what a call / kernel address at xlated pc names (pfk_ksyms.h)
  *   @@LOG <i> <text>                            verifier log tail (failures, or ALWAYS_LOG)
  *   @@RUN <i> <k> rc=<0|-errno> retval=<u32>
+ *   @@IA <i> <map> <xlated_off>,...             an instruction array's entries after the load
  *   @@MAP <i> <k> <map> <keyhex> <valuehex>     map contents after run k (array/hash only)
  *   @@END <i>
  *   @@PFK-DONE ok=<n> failed=<n> us=<total load+dump time> wall_us=<whole batch, guest clock>
@@ -260,6 +261,7 @@ struct map_def {
     uint32_t type, key, value, max, flags;
     int fd;
     uint32_t id;
+    int own; /* created for this case alone (an instruction array): closed when it ends */
 };
 
 static void print_hex(const unsigned char *b, size_t n) {
@@ -359,6 +361,18 @@ static void dump_maps(unsigned idx, unsigned run, struct map_def *maps, unsigned
  * under TCG. A case takes, per map, a pooled map with the same definition that no earlier map of
  * the same case took; ids still identify each map (the host maps them back to indexes). Test runs
  * empty the maps first, so no state leaks between cases. */
+/* The kernel's id of the map behind `fd` (0 when it cannot be read). */
+static uint32_t map_id_of(int fd) {
+    struct bpf_map_info mi;
+    memset(&mi, 0, sizeof(mi));
+    union bpf_attr a;
+    memset(&a, 0, sizeof(a));
+    a.info.bpf_fd = (uint32_t)fd;
+    a.info.info_len = sizeof(mi);
+    a.info.info = (uint64_t)(uintptr_t)&mi;
+    return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0 ? mi.id : 0;
+}
+
 struct pool_map {
     uint32_t type, key, value, max, flags, id, level;
     int fd;
@@ -390,17 +404,73 @@ static int pool_get(struct map_def *want, const struct map_def *taken, unsigned 
     a.map_flags = want->flags;
     int fd = (int)sys_bpf_as(level, BPF_MAP_CREATE, &a);
     if (fd < 0) return -errno;
-    struct bpf_map_info mi;
-    memset(&mi, 0, sizeof(mi));
-    memset(&a, 0, sizeof(a));
-    a.info.bpf_fd = (uint32_t)fd;
-    a.info.info_len = sizeof(mi);
-    a.info.info = (uint64_t)(uintptr_t)&mi;
-    if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0) want->id = mi.id;
+    want->id = map_id_of(fd);
     if (g_pool_cnt < sizeof(g_pool) / sizeof(g_pool[0]))
         g_pool[g_pool_cnt++] =
             (struct pool_map){want->type, want->key, want->value, want->max, want->flags, want->id, level, fd};
     return fd;
+}
+
+/* An instruction array (BPF_MAP_TYPE_INSN_ARRAY) for this case alone: created at the case's level,
+ * each entry's orig_off written, then frozen (bpf_insn_array_init refuses an unfrozen map). The
+ * batch's value size is the model's (8: the code address a program reads per entry); the kernel's
+ * is struct bpf_insn_array_value. Returns the fd or -errno; a failing step says which in `log`. */
+static int insn_array_create(struct map_def *want, const uint32_t *orig, unsigned level, char *log, size_t log_size) {
+    union bpf_attr a;
+    memset(&a, 0, sizeof(a));
+    a.map_type = PFK_MAP_TYPE_INSN_ARRAY;
+    a.key_size = 4;
+    a.value_size = PFK_INSN_ARRAY_VALUE_SIZE;
+    a.max_entries = want->max;
+    int fd = (int)sys_bpf_as(level, BPF_MAP_CREATE, &a);
+    if (fd < 0) {
+        int err = errno;
+        if (!log[0]) snprintf(log, log_size, "pfk: BPF_MAP_CREATE of an instruction array failed: errno %d\n", err);
+        return -err;
+    }
+    for (uint32_t k = 0; k < want->max; k++) {
+        uint32_t value[PFK_INSN_ARRAY_VALUE_SIZE / 4] = {orig[k]};
+        memset(&a, 0, sizeof(a));
+        a.map_fd = (uint32_t)fd;
+        a.key = (uint64_t)(uintptr_t)&k;
+        a.value = (uint64_t)(uintptr_t)value;
+        if (sys_bpf_as(level, BPF_MAP_UPDATE_ELEM, &a)) {
+            int err = errno;
+            if (!log[0]) snprintf(log, log_size, "pfk: writing instruction array entry %u failed: errno %d\n", k, err);
+            close(fd);
+            return -err;
+        }
+    }
+    memset(&a, 0, sizeof(a));
+    a.map_fd = (uint32_t)fd;
+    if (sys_bpf_as(level, BPF_MAP_FREEZE, &a)) {
+        int err = errno;
+        if (!log[0]) snprintf(log, log_size, "pfk: BPF_MAP_FREEZE of an instruction array failed: errno %d\n", err);
+        close(fd);
+        return -err;
+    }
+    want->id = map_id_of(fd);
+    want->own = 1;
+    return fd;
+}
+
+/* Every instruction array's entries as the verifier left them (xlated_off after all its patching). */
+static void dump_insn_arrays(unsigned idx, const struct map_def *maps, unsigned nmaps) {
+    for (unsigned m = 0; m < nmaps; m++) {
+        if (maps[m].type != PFK_MAP_TYPE_INSN_ARRAY || maps[m].fd < 0) continue;
+        printf(PFK_OUT_INSN_ARRAY " %u %u ", idx, m);
+        for (uint32_t k = 0; k < maps[m].max; k++) {
+            uint32_t value[PFK_INSN_ARRAY_VALUE_SIZE / 4] = {0, 0xffffffffu, 0, 0};
+            union bpf_attr a;
+            memset(&a, 0, sizeof(a));
+            a.map_fd = (uint32_t)maps[m].fd;
+            a.key = (uint64_t)(uintptr_t)&k;
+            a.value = (uint64_t)(uintptr_t)value;
+            if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &a)) value[1] = 0xffffffffu;
+            printf("%s%u", k ? "," : "", value[1]);
+        }
+        putchar('\n');
+    }
 }
 
 /* The same program through a file root opened (BPF_PROG_GET_FD_BY_ID): the xlated dump of a file
@@ -461,18 +531,37 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
         snprintf(log, sizeof(log), "pfk: no loader at privilege level %u (lowering failed: errno %d)\n", level,
                  g_proxy_err[level]);
     for (unsigned m = 0; m < map_cnt; m++) {
+        maps[m].fd = -1;
+        maps[m].own = 0;
+    }
+    for (unsigned m = 0; m < map_cnt; m++) {
         maps[m].type = get32(&r);
         maps[m].key = get32(&r);
         maps[m].value = get32(&r);
         maps[m].max = get32(&r);
         maps[m].flags = get32(&r);
-        maps[m].fd = -1;
         maps[m].id = 0;
-        maps[m].fd = pool_get(&maps[m], maps, m, level);
+        if (maps[m].type == PFK_MAP_TYPE_INSN_ARRAY) {
+            static uint32_t orig[PFK_MAX_INSN_ARRAY_ENTRIES];
+            if (maps[m].max == 0 || maps[m].max > PFK_MAX_INSN_ARRAY_ENTRIES) {
+                r.bad = 1;
+                break;
+            }
+            for (uint32_t k = 0; k < maps[m].max; k++) orig[k] = get32(&r);
+            if (r.bad) break;
+            maps[m].fd = rc ? -1 : insn_array_create(&maps[m], orig, level, log, sizeof(log));
+        } else {
+            maps[m].fd = pool_get(&maps[m], maps, m, level);
+        }
         if (maps[m].fd < 0 && !rc) {
             rc = maps[m].fd;
             if (!log[0]) snprintf(log, sizeof(log), "pfk: BPF_MAP_CREATE of map %u failed: errno %d\n", m, -rc);
         }
+    }
+    if (r.bad && !rc) {
+        rc = -E2BIG;
+        snprintf(log, sizeof(log), "pfk: the case's map records are malformed (an instruction array of 0 or over %u entries?)\n",
+                 PFK_MAX_INSN_ARRAY_ENTRIES);
     }
     int32_t kf_from[PFK_MAX_KFUNCS], kf_to[PFK_MAX_KFUNCS];
     for (unsigned k = 0; k < kfunc_cnt; k++) {
@@ -593,6 +682,7 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
         putchar('\n');
     }
     if (xl && nx) print_xlated_symbols(idx, (const struct bpf_insn *)xl, nx);
+    if (fd >= 0) dump_insn_arrays(idx, maps, map_cnt);
     if (log[0] && (rc != 0 || (flags & PFK_FLAG_ALWAYS_LOG))) print_log_tail(idx, log);
     for (unsigned k = 0; k < run_cnt; k++) {
         uint32_t dlen = get32(&r);
@@ -641,6 +731,8 @@ static int run_case(unsigned idx, struct cursor *c, uint32_t flags, uint64_t *bu
     printf(PFK_OUT_CASE_END " %u\n", idx);
     fflush(stdout);
     if (fd >= 0) close(fd);
+    for (unsigned m = 0; m < map_cnt; m++)
+        if (maps[m].own && maps[m].fd >= 0) close(maps[m].fd);
     free(xl);
     free(insns);
     return fd >= 0 ? 0 : 1;

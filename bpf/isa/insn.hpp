@@ -44,8 +44,9 @@ inline constexpr uint8_t kRegFp = 10;
 inline constexpr int32_t kMaxLoops = 8 * 1024 * 1024;  // BPF_MAX_LOOPS (include/linux/bpf.h)
 inline constexpr int32_t kMaxTimedLoops = 0xffff;      // BPF_MAX_TIMED_LOOPS
 inline constexpr uint32_t kInsnDeleted = 0xffffffffu;  // INSN_DELETED (insn-array entries)
-// BPF_MAP_TYPE_INSN_ARRAY is newer than the 6.1 uapi; our own number for it (kernel: 33).
-inline constexpr uint32_t kMapTypeInsnArray = 33;
+// BPF_MAP_TYPE_INSN_ARRAY is newer than the 6.1 uapi that builds us: its number in the kernel's
+// enum bpf_map_type (after BPF_MAP_TYPE_ARENA, 33).
+inline constexpr uint32_t kMapTypeInsnArray = 34;
 
 // ---- field access -------------------------------------------------------------------------------
 constexpr uint8_t cls(const Insn& i) { return i.code & 0x07; }

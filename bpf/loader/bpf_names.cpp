@@ -14,7 +14,7 @@ constexpr std::string_view kMapTypes[] = {
     "hash_of_maps", "devmap", "sockmap", "cpumap", "xskmap", "sockhash", "cgroup_storage",
     "reuseport_sockarray", "percpu_cgroup_storage", "queue", "stack", "sk_storage", "devmap_hash",
     "struct_ops", "ringbuf", "inode_storage", "task_storage", "bloom_filter", "user_ringbuf",
-    "cgrp_storage", "insn_array"};
+    "cgrp_storage", "arena", "insn_array"};
 static_assert(std::size(kMapTypes) == isa::kMapTypeInsnArray + 1);
 
 // uapi enum bpf_prog_type order.

@@ -11,6 +11,7 @@
 #include "gen/acceptable_gen.hpp"
 #include "harness/campaign/campaign.hpp"
 #include "harness/case/case_file.hpp"
+#include "harness/kernel/kernel_image.hpp"
 #include "harness/triage/triage.hpp"
 #include "harness/version/build_version.hpp"
 
@@ -94,6 +95,8 @@ struct KernelStream::State {
         go.v612 = cfg.tag != "6.1";
         go.calls = cfg.check.vm.arch != "armhf";  // no bpf-to-bpf calls in the 32-bit ARM JIT
         go.ctx = cfg.check.vm.arch != "armhf";    // the ctx_access tables are the 64-bit builds'
+        const auto spec = kernel::kernel_spec(cfg.tag, cfg.check.vm.arch);
+        go.gotox = spec && spec->gotox;
         std::vector<kernel::KernelCase> cases;
         cases.reserve(cfg.batch);
         for (uint32_t i = 0; i < cfg.batch; ++i) {

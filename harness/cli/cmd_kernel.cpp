@@ -306,10 +306,13 @@ int do_gen(const Opts& o) {
     go.calls = o.arch != "armhf";  // the 32-bit ARM JIT has no bpf-to-bpf calls (gen/acceptable_gen.hpp)
     go.ctx = o.arch != "armhf";    // the ctx_access tables are the 64-bit builds'
     go.privilege = o.privilege.value_or(passes::Privilege::Root);
+    const auto spec = kernel::kernel_spec(o.kernel, o.arch);
+    go.gotox = spec && spec->gotox;
     std::vector<kernel::KernelCase> cases;
-    uint64_t ctx_reads = 0, ctx_stores = 0, packet_reads = 0;
+    uint64_t ctx_reads = 0, ctx_stores = 0, packet_reads = 0, jump_tables = 0;
     for (uint64_t i = 0; i < o.count; i++) {
         auto g = gen::generate_acceptable(rng, go);
+        jump_tables += !g.program.insn_arrays.empty();
         const gen::CtxUse use = gen::ctx_use(g.program);
         ctx_reads += use.reads > 0;
         ctx_stores += use.stores > 0;
@@ -318,9 +321,11 @@ int do_gen(const Opts& o) {
         cases.back().privilege = go.privilege;
         if (o.rnd_hi32) kernel::with_rnd_hi32(cases.back());
     }
-    std::fprintf(stderr, "patchfuzz kernel: programs that read the ctx %llu, store to it %llu, read the packet through it %llu (of %llu)\n",
+    std::fprintf(stderr, "patchfuzz kernel: programs that read the ctx %llu, store to it %llu, read the packet through it %llu, "
+                 "gotox through jump tables %llu (of %llu)\n",
                  static_cast<unsigned long long>(ctx_reads), static_cast<unsigned long long>(ctx_stores),
-                 static_cast<unsigned long long>(packet_reads), static_cast<unsigned long long>(o.count));
+                 static_cast<unsigned long long>(packet_reads), static_cast<unsigned long long>(jump_tables),
+                 static_cast<unsigned long long>(o.count));
     auto r = kernel::check_cases(cases, *co);
     if (!r) {
         std::fprintf(stderr, "patchfuzz kernel: %s\n", r.error().to_string().c_str());

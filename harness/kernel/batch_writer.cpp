@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "gen/test_run_ctx.hpp"
+#include "bpf/isa/insn.hpp"
 #include "guest/pfk_batch.h"
 #include "harness/kernel/tracing_target.hpp"
 
@@ -18,6 +19,8 @@ struct Out {
     void u32(uint32_t v) { b.insert(b.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4); }
     void bytes(const void* p, size_t n) { b.insert(b.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); }
 };
+
+static_assert(PFK_MAP_TYPE_INSN_ARRAY == isa::kMapTypeInsnArray);
 
 }  // namespace
 
@@ -56,12 +59,22 @@ Expected<std::vector<uint8_t>> encode_batch(const std::vector<KernelCase>& cases
         o.u32(target ? target->attach_type : 0u);
         o.u16(static_cast<uint16_t>(target ? target->func.size() : 0u));
         if (target) o.bytes(target->func.data(), target->func.size());
-        for (const auto& m : p.maps) {
+        for (size_t mi = 0; mi < p.maps.size(); mi++) {
+            const MapDef& m = p.maps[mi];
             o.u32(m.type);
             o.u32(m.key_size);
             o.u32(m.value_size);
             o.u32(m.max_entries);
             o.u32(m.map_flags);
+            if (m.type != PFK_MAP_TYPE_INSN_ARRAY) continue;
+            // its entries' orig_off, in key order (the guest writes them before the load)
+            const InsnArray* ia = nullptr;
+            for (const auto& a : p.insn_arrays)
+                if (a.map_index == static_cast<int32_t>(mi)) ia = &a;
+            if (!ia || ia->entries.size() != m.max_entries || m.max_entries > PFK_MAX_INSN_ARRAY_ENTRIES)
+                return make_error(c.name, "instruction array map " + std::to_string(mi) + " needs one entry per max_entries (at most " +
+                                              std::to_string(PFK_MAX_INSN_ARRAY_ENTRIES) + ")");
+            for (const auto& e : ia->entries) o.u32(e.orig_off);
         }
         for (const auto& k : p.kfuncs) {
             o.u32(static_cast<uint32_t>(k.btf_id));

@@ -37,7 +37,7 @@ TEST(BatchWriter, LayoutMatchesTheGuestFormat) {
     ASSERT_TRUE(b.ok());
     const auto& v = *b;
     EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "PFKB");
-    EXPECT_EQ(u32(v, 4), 3u);   // version
+    EXPECT_EQ(u32(v, 4), 4u);   // version
     EXPECT_EQ(u32(v, 8), 1u);   // cases
     EXPECT_EQ(u32(v, 12), 1u);  // flags: test run
     size_t r = 16;
@@ -91,6 +91,28 @@ TEST(BatchWriter, TracingProgramsNameTheirTargetAndAreNotTestRun) {
     EXPECT_EQ(u16(v, p + 4), 16u);
     EXPECT_EQ(std::string(v.begin() + static_cast<long>(p) + 6, v.begin() + static_cast<long>(p) + 22), "bpf_fentry_test2");
     EXPECT_EQ(p + 22 + 16, v.size());  // then the two insns, and no run records
+}
+
+TEST(BatchWriter, InstructionArraysCarryTheirEntriesOrigOff) {
+    KernelCase c;
+    c.name = "j";
+    c.program = make_program({isa::mov64_imm(0, 0), isa::mov64_imm(0, 1), isa::exit_insn()});
+    c.program.maps.push_back(MapDef{.name = "jt", .type = isa::kMapTypeInsnArray, .key_size = 4, .value_size = 8, .max_entries = 2});
+    c.program.insn_arrays.push_back(InsnArray{.map_index = 0, .entries = {{.orig_off = 1, .xlated_off = 1}, {.orig_off = 2, .xlated_off = 2}}});
+    auto b = encode_batch({c}, {});
+    ASSERT_TRUE(b.ok()) << b.error().to_string();
+    const auto& v = *b;
+    const size_t p = 16 + 28 + 1 + 6;  // the map record, after the 1-byte name and no attach target
+    EXPECT_EQ(u32(v, p), 34u);         // BPF_MAP_TYPE_INSN_ARRAY in the kernel's enum
+    EXPECT_EQ(u32(v, p + 12), 2u);     // max entries
+    EXPECT_EQ(u32(v, p + 20), 1u);     // entry 0's orig_off
+    EXPECT_EQ(u32(v, p + 24), 2u);     // entry 1's
+    EXPECT_EQ(p + 28 + 3 * 8, v.size());
+
+    c.program.insn_arrays[0].entries.pop_back();  // an entry per max_entries, or no batch
+    auto short_table = encode_batch({c}, {});
+    ASSERT_FALSE(short_table.ok());
+    EXPECT_EQ(short_table.error().where, "j");
 }
 
 TEST(BatchWriter, RejectsEmptyProgramWithItsName) {

@@ -150,6 +150,19 @@ Expected<GuestReport> parse_guest_output(std::string_view console) {
                 !hex_bytes(t[4], e.key) || !hex_bytes(t[5], e.value) || case_at(idx)->runs.empty())
                 return bad("malformed @@MAP line");
             case_at(idx)->runs.back().maps.push_back(std::move(e));
+        } else if (tag == PFK_OUT_INSN_ARRAY) {
+            uint32_t m = 0;
+            if (t.size() != 4 || !num(t[1], idx) || !case_at(idx) || !num(t[2], m)) return bad("malformed @@IA line");
+            std::vector<uint32_t> offs;
+            std::string s(t[3]);
+            std::istringstream in(s);
+            std::string off;
+            while (std::getline(in, off, ',')) {
+                uint32_t x = 0;
+                if (!num(std::string_view(off), x)) return bad("malformed @@IA line");
+                offs.push_back(x);
+            }
+            case_at(idx)->insn_arrays[m] = std::move(offs);
         } else if (tag == PFK_OUT_CASE_END) {
             if (t.size() != 2 || !num(t[1], idx) || !case_at(idx)) return bad("malformed @@END line");
             case_at(idx)->complete = true;

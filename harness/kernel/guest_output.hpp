@@ -38,6 +38,9 @@ struct GuestCaseResult {
     // __bpf_call_base + imm, for an ld_imm64 of a kernel address the symbol there; aliases at one
     // address all listed, an empty list when no symbol starts there. Absent pcs were not looked up.
     std::map<uint32_t, std::vector<std::string>> symbols;
+    // Per instruction-array map (Program::maps index): each entry's xlated_off after the load, in
+    // key order (isa::kInsnDeleted for an entry whose insn the verifier removed).
+    std::map<uint32_t, std::vector<uint32_t>> insn_arrays;
     std::vector<std::string> log;      // verifier log tail
     std::vector<GuestRun> runs;
     bool complete = false;             // its @@END line was seen

@@ -109,5 +109,20 @@ TEST(GuestOutput, ParsesSymbolLines) {
     EXPECT_FALSE(static_cast<bool>(parse_guest_output(console + "@@SYM 0 x y\n")));
 }
 
+TEST(GuestOutput, ParsesInstructionArrayLines) {
+    std::string console =
+        "@@PFK-BEGIN v=4 release=7.3.4+deb13-amd64 jit=1 cases=1 uptime_ms=2000\n"
+        "@@CASE 0 rc=0 insns=9 xlated=12 verified=9 load_us=1 maps=4,5 jited=80\n"
+        "@@IA 0 1 7,4294967295,11\n"
+        "@@END 0\n";
+    auto rep = parse_guest_output(console);
+    ASSERT_TRUE(static_cast<bool>(rep));
+    const auto& ia = rep->cases[0].insn_arrays;
+    ASSERT_EQ(ia.size(), 1u);
+    EXPECT_EQ(ia.at(1), (std::vector<uint32_t>{7, 0xffffffffu, 11}));
+    EXPECT_FALSE(static_cast<bool>(parse_guest_output(console + "@@IA 0 1 7,x\n")));
+    EXPECT_FALSE(static_cast<bool>(parse_guest_output(console + "@@IA 0 1\n")));
+}
+
 }  // namespace
 }  // namespace patchfuzz::kernel

@@ -83,6 +83,7 @@ std::string difference_key(const CompareResult& c) {
     return "kernel " + shown(k, false) + " / model " + shown(m, true);
 }
 
+
 // The kernel's xlated program converted and run against the original (and against the VM's
 // test runs, which checks the conversion itself); counted in `rep`.
 void execute_xlated(CaseOutcome& o, const GuestCaseResult& g, const KernelCase& kc, const MaskFacts& facts,
@@ -108,6 +109,23 @@ void execute_xlated(CaseOutcome& o, const GuestCaseResult& g, const KernelCase& 
 }
 
 }  // namespace
+
+std::string insn_array_difference(const GuestCaseResult& g, const Program& model) {
+    auto shown = [](uint32_t off) { return off == isa::kInsnDeleted ? std::string("deleted") : std::to_string(off); };
+    for (const InsnArray& ia : model.insn_arrays) {
+        auto it = g.insn_arrays.find(static_cast<uint32_t>(ia.map_index));
+        if (it == g.insn_arrays.end()) return "instruction array map " + std::to_string(ia.map_index) + ": not reported by the guest\n";
+        if (it->second.size() != ia.entries.size())
+            return "instruction array map " + std::to_string(ia.map_index) + ": kernel " + std::to_string(it->second.size()) +
+                   " entries, model " + std::to_string(ia.entries.size()) + "\n";
+        for (size_t e = 0; e < ia.entries.size(); e++)
+            if (it->second[e] != ia.entries[e].xlated_off)
+                return "instruction array map " + std::to_string(ia.map_index) + " entry " + std::to_string(e) + " (orig_off " +
+                       std::to_string(ia.entries[e].orig_off) + "): kernel xlated_off " + shown(it->second[e]) + ", model " +
+                       shown(ia.entries[e].xlated_off) + "\n";
+    }
+    return "";
+}
 
 void with_rnd_hi32(KernelCase& kc) {
     kc.test_rnd_hi32 = true;
@@ -231,6 +249,10 @@ Expected<CheckReport> check_cases(const std::vector<KernelCase>& cases, const Ch
                         o.agreement = Agreement::Differ;
                         o.diff = c.diff;
                         o.key = difference_key(c);
+                    } else if (std::string ia = insn_array_difference(g, m.program); !ia.empty()) {
+                        o.agreement = Agreement::Differ;
+                        o.diff = ia;
+                        o.key = "instruction array xlated_off";
                     }
                 }
             }

@@ -145,6 +145,11 @@ struct ModelResult {
 ModelResult run_model(const Program& original, passes::KernelProfile profile, bool test_rnd_hi32 = false,
                       const ArchProfile& arch = arch_x86_64(), bool privileged = true);
 
+// The model's instruction arrays against the kernel's after the load (bpf_insn_array_adjust and
+// _after_remove moved each entry with every patch and removal): "" when every entry's xlated_off
+// agrees, else the first that does not (or a table the guest did not report).
+std::string insn_array_difference(const GuestCaseResult& g, const Program& model);
+
 // One case: its agreement, the verifier log of a rejection or crash, the diff, the failing runs.
 void print_case_outcome(std::ostream& out, const CaseOutcome& c);
 void print_text_report(std::ostream& out, const CheckReport& r, bool verbose);

@@ -46,12 +46,12 @@ const std::vector<KernelSpec>& kernel_specs() {
     static const std::vector<KernelSpec> specs = {
         {"6.1", "", "linux-image-amd64", "6.1.0-57-amd64", "6.1.192-3", false},
         {"6.12", "", "linux-image-6.12-amd64", "6.12.118+deb12-amd64", "6.12.118-1~deb12u1", false},
-        {"7.2", "sid", "linux-binary-7.2.13+deb14-amd64", "7.2.13+deb14-amd64", "7.2.13-1", true},
-        {"7.3", "trixie-backports", "linux-binary-7.3.4+deb13-amd64", "7.3.4+deb13-amd64", "7.3.4-1~bpo13+1", true},
+        {"7.2", "sid", "linux-binary-7.2.13+deb14-amd64", "7.2.13+deb14-amd64", "7.2.13-1", true, "amd64", true},
+        {"7.3", "trixie-backports", "linux-binary-7.3.4+deb13-amd64", "7.3.4+deb13-amd64", "7.3.4-1~bpo13+1", true, "amd64", true},
         // arm64 (issue 23): the same two builds as amd64's 6.12 and 7.3. 6.12 is in the security
         // archive's bookworm-security (the meta package linux-image-6.12-arm64 is followed).
         {"6.12", "bookworm-security", "linux-image-6.12-arm64", "6.12.118+deb12-arm64", "6.12.118-1~deb12u1", false, "arm64"},
-        {"7.3", "trixie-backports", "linux-binary-7.3.4+deb13-arm64", "7.3.4+deb13-arm64", "7.3.4-1~bpo13+1", true, "arm64"},
+        {"7.3", "trixie-backports", "linux-binary-7.3.4+deb13-arm64", "7.3.4+deb13-arm64", "7.3.4-1~bpo13+1", true, "arm64", true},
         // armhf: the ARMv7 multiplatform build of 6.12 (its 32-bit JIT asks for zero-extension). The
         // 7.3 armmp packages are listed by trixie-backports' armhf index but the mirror answers
         // 404 for them (harness/kernel/README.md), so 7.3 has no armhf entry.

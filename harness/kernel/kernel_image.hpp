@@ -49,6 +49,9 @@ struct KernelSpec {
     std::string_view pinned_version;  // its Debian package version
     bool exact_pin = false;           // true: download exactly the pinned package (7.x)
     std::string_view arch = "amd64";  // Debian architecture of the build
+    // Its verifier and JIT take gotox through jump tables (BPF_MAP_TYPE_INSN_ARRAY): measured on
+    // 7.2.13 and 7.3.4 (x86-64 and arm64); the generator then makes such programs (at root).
+    bool gotox = false;
 };
 
 // How a Debian architecture's kernels are booted and judged.

@@ -246,7 +246,11 @@ Expected<std::string> locate_guest_loader(const std::string& source_root, const 
         return make_error("", "no guest loader: build the " + name + " target or set $" + env);
     std::string out = cache_dir + "/" + name;
     fs::create_directories(cache_dir, ec);
-    if (fs::exists(out) && fs::last_write_time(out, ec) >= fs::last_write_time(src, ec)) return out;
+    // Up to date when newer than the loader and every header beside it (the batch format lives in one).
+    bool fresh = fs::exists(out);
+    for (const auto& f : fs::directory_iterator(source_root + "/guest", ec))
+        if (fresh && f.is_regular_file() && fs::last_write_time(out, ec) < f.last_write_time(ec)) fresh = false;
+    if (fresh) return out;
     auto cc = !host ? std::string(boot->cross_cc) : find_in_path("cc") ? std::string("cc") : std::string("gcc");
     if (!find_in_path(cc)) return make_error(src, "'" + cc + "' not found: the " + arch + " guest loader cannot be built (ci/setup installs it)");
     auto r = run_process({cc, "-O2", "-static", "-I" + source_root + "/guest", "-o", out, src}, {.timeout_s = 120});

@@ -157,6 +157,21 @@ CompareResult compare_xlated(const std::vector<isa::Insn>& kernel, const Program
             uint64_t kv = static_cast<uint32_t>(k[i - 1].imm) | (static_cast<uint64_t>(static_cast<uint32_t>(a.imm)) << 32);
             if (kv >= 0xffff800000000000ULL) return 2;
         }
+        // M7: an instruction array's table (the model's MAP_VALUE load of an insn_array map) is
+        // dumped as the raw kernel address of its code-address array; both slots.
+        auto table_load = [&](size_t at) {
+            const isa::Insn& t = m[at];
+            return isa::is_ldimm64(t) && t.src_reg == BPF_PSEUDO_MAP_VALUE && t.imm >= 0 &&
+                   static_cast<size_t>(t.imm) < model.maps.size() && model.maps[static_cast<size_t>(t.imm)].type == isa::kMapTypeInsnArray;
+        };
+        auto kernel_address = [&](size_t at) {
+            if (at + 1 >= k.size() || !isa::is_ldimm64(k[at]) || k[at].src_reg != 0) return false;
+            // the kernel half of the address space: x86-64's 0xffff8..., arm64's 52-bit 0xfff0...
+            return (static_cast<uint32_t>(k[at].imm) | (static_cast<uint64_t>(static_cast<uint32_t>(k[at + 1].imm)) << 32)) >=
+                   0xfff0000000000000ULL;
+        };
+        if (table_load(j) && kernel_address(i) && a.dst_reg == b.dst_reg && a.off == b.off) return 2;
+        if (a.code == 0 && b.code == 0 && i > 0 && j > 0 && table_load(j - 1) && kernel_address(i - 1)) return 2;
         if (regs && a.imm == b.imm && a.off != b.off && facts.kernel_lru_ref_off >= 0) {  // M3, LRU ref byte
             bool byte_mem = a.code == (BPF_LDX | BPF_MEM | BPF_B) || a.code == (BPF_ST | BPF_MEM | BPF_B);
             if (byte_mem && a.off == facts.kernel_lru_ref_off && b.off == facts.model_lru_ref_off) return 2;

@@ -36,6 +36,11 @@
 //     (ALU64 MOV X, off = -1) on the same register (bpf_get_smp_processor_id inline).
 //  M6 BPF_F_TEST_RND_HI32 poison: the imm of `AX = imm` (ALU64 MOV K into BPF_REG_AX) followed by
 //     `AX <<= 32` in both: get_random_u32() in the kernel, a seeded draw in the model.
+//  M7 instruction-array tables (gotox): an ld_imm64 MAP_VALUE of a BPF_MAP_TYPE_INSN_ARRAY map in
+//     the model against an ld_imm64 with src_reg 0 of a kernel address in the kernel, both slots:
+//     the map type has no map_direct_value_meta, so bpf_insn_prepare_dump shows the raw address of
+//     its code-address array, not the map's id. The entries themselves are compared after the load
+//     (GuestCaseResult::insn_arrays against the model's Program::insn_arrays).
 // Everything else (opcodes, registers, jump offsets, other immediates, length) must be equal.
 #include <cstdint>
 #include <map>

@@ -38,8 +38,10 @@ struct OriginalReference {
 };
 
 // The observable results of one run that a rewrite must keep: status, the u32 return value
-// (what the program type returns), array/hash map contents and the packet. "" when equal.
-std::string result_difference(const interp::ExecResult& xlated, const interp::ExecResult& original);
+// (what the program type returns), array/hash map contents and the packet. "" when equal. The
+// contents of instruction arrays (`maps`: the program's) are code addresses of each program's own
+// layout, not results: not compared.
+std::string result_difference(const interp::ExecResult& xlated, const interp::ExecResult& original, const std::vector<MapDef>& maps);
 
 XlatedExecution run_xlated_vs_original(const Program& xlated, const Program& original,
                                        const std::vector<interp::ExecInput>& inputs, const ArchProfile& arch);

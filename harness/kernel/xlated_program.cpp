@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <utility>
 
 #include "bpf/asm/disassemble.hpp"
@@ -115,10 +116,42 @@ XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& origina
         for (const auto& n : names) s += (s.empty() ? "" : ",") + n;
         return s;
     };
+    // An instruction array's map value (what a gotox table load reads) is dumped as the raw address
+    // of the map's code-address array: the map type has no map_direct_value_meta, so
+    // bpf_insn_prepare_dump cannot name it. The original's such loads, in program order, name the
+    // unnamed kernel addresses in the same order (patching never reorders them); one address is
+    // always one map.
+    std::vector<std::pair<int32_t, int32_t>> table_loads;  // (map index, value offset)
+    for (size_t j = 0; j + 1 < original.insns.size(); j++)
+        if (isa::is_ldimm64(original.insns[j])) {
+            const isa::Insn& o = original.insns[j];
+            if (o.src_reg == BPF_PSEUDO_MAP_VALUE && o.imm >= 0 && static_cast<size_t>(o.imm) < original.maps.size() &&
+                original.maps[static_cast<size_t>(o.imm)].type == isa::kMapTypeInsnArray)
+                table_loads.emplace_back(o.imm, original.insns[j + 1].imm);
+            j++;
+        }
+    size_t next_table_load = 0;
+    std::map<uint64_t, int32_t> table_of_address;
     for (size_t i = 0; i < k.size(); i++) {
         isa::Insn& in = k[i];
         if (isa::is_ldimm64(in)) {
             if (i + 1 >= k.size()) return failed("truncated", "ld_imm64 without its second slot at pc " + std::to_string(i));
+            if (in.src_reg == 0 && next_table_load < table_loads.size()) {
+                const uint64_t v = static_cast<uint32_t>(in.imm) | (static_cast<uint64_t>(static_cast<uint32_t>(k[i + 1].imm)) << 32);
+                const auto* names = symbols_at(i);
+                // the kernel half of the address space: x86-64's 0xffff8..., arm64's 52-bit 0xfff0...
+                if (v >= 0xfff0000000000000ULL && (!names || names->empty())) {
+                    const auto [map, off] = table_loads[next_table_load++];
+                    auto [it, fresh] = table_of_address.emplace(v - static_cast<uint32_t>(off), map);
+                    if (!fresh && it->second != map)
+                        return failed("unknown-address", "instruction array address " + hex(v) + " names two maps, at " + at(k, i));
+                    in.src_reg = BPF_PSEUDO_MAP_VALUE;
+                    in.imm = map;
+                    k[i + 1].imm = off;
+                    i++;
+                    continue;
+                }
+            }
             if (in.src_reg == BPF_PSEUDO_MAP_FD || in.src_reg == BPF_PSEUDO_MAP_VALUE) {
                 auto it = std::find(g.map_ids.begin(), g.map_ids.end(), static_cast<uint32_t>(in.imm));
                 if (it == g.map_ids.end()) return failed("unknown-map-id", "map id " + std::to_string(in.imm) + " at " + at(k, i));
@@ -233,6 +266,17 @@ XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& origina
     p.ctx_layout = ctx_layout;
     p.kfuncs = original.kfuncs;
     p.maps = original.maps;
+    // A gotox jumps through its instruction array: the entries as the kernel left them (read back
+    // from the map after the load), not as our model would have moved them.
+    for (const InsnArray& ia : original.insn_arrays) {
+        auto it = g.insn_arrays.find(static_cast<uint32_t>(ia.map_index));
+        if (it == g.insn_arrays.end() || it->second.size() != ia.entries.size())
+            return failed("no-insn-array", "the guest did not report instruction array map " + std::to_string(ia.map_index) + " in full");
+        InsnArray kernel_ia{.map_index = ia.map_index, .entries = {}};
+        for (size_t e = 0; e < ia.entries.size(); e++)
+            kernel_ia.entries.push_back(InsnArrayEntry{.orig_off = ia.entries[e].orig_off, .xlated_off = it->second[e]});
+        p.insn_arrays.push_back(std::move(kernel_ia));
+    }
     x.program = std::move(p);
     return x;
 }

@@ -46,7 +46,7 @@ struct XlatedProgram {
     bool ok = false;
     // When !ok: the failure's class ("no-xlated", "no-symbols", "unknown-symbol", "call-not-a-symbol",
     // "unknown-kfunc", "unknown-map-id", "unknown-address", "kernel-r11", "unknown-percpu-offset",
-    // "unknown-layout", "ctx-access"), counted per class in the reports, and the detail (pc, insn, name).
+    // "unknown-layout", "ctx-access", "no-insn-array"), counted per class in the reports, and the detail (pc, insn, name).
     std::string failure, detail;
     Program program;
 };

@@ -8,12 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "bpf/interp/interp.hpp"
 #include "bpf/passes/internal_calls.hpp"
 #include "harness/case/case_file.hpp"
+#include "harness/kernel/recorded_guest_test_util.hpp"
 #include "harness/kernel/xlated_exec.hpp"
 
 namespace patchfuzz::kernel {
@@ -31,29 +30,10 @@ const std::vector<std::string> kCases = {
 };
 constexpr size_t kGenerated = 4, kCurrentTask = 4, k0007 = 5, k0008 = 6;
 
-struct Recording {
-    GuestReport report;
-    std::vector<harness::Case> cases;
-    MaskFacts facts;
-};
+using Recording = RecordedGuest;
 
 const Recording& recording() {
-    static const Recording r = [] {
-        Recording rec;
-        std::ifstream f(kData + "console.txt");
-        std::stringstream ss;
-        ss << f.rdbuf();
-        auto rep = parse_guest_output(ss.str());
-        EXPECT_TRUE(static_cast<bool>(rep));
-        if (rep) rec.report = *rep;
-        for (const auto& path : kCases) {
-            auto c = harness::read_case(path);
-            EXPECT_TRUE(static_cast<bool>(c)) << path;
-            if (c) rec.cases.push_back(*c);
-        }
-        rec.facts = mask_facts(rec.report.facts, rec.report.release);
-        return rec;
-    }();
+    static const Recording r = read_recorded_guest(kData + "console.txt", kCases);
     return r;
 }
 
