@@ -686,7 +686,15 @@ std::string CampaignSummary::to_json() const {
           << ", \"differ\": " << k.differ << ", \"model_failed\": " << k.model_failed << ", \"crashed\": " << k.crashed
           << ", \"run_disagree\": " << k.run_disagree << ", \"xlated_executed\": " << k.xlated_executed
           << ", \"xlated_differ\": " << k.xlated_differ << ", \"xlated_conversion_failed\": " << k.xlated_conversion_failed
-          << ", \"boot_s\": " << k.boot_s << ", \"vm_wall_s\": " << k.vm_wall_s
+          << ", \"boot_s\": " << k.boot_s << ", \"vm_wall_s\": " << k.vm_wall_s << ", \"by_privilege\": {";
+        for (size_t lv = 0; lv < k.by_level.size(); lv++) {
+            const KernelLevelFigures& l = k.by_level[lv];
+            o << (lv ? ", " : "") << "\"" << passes::to_string(static_cast<passes::Privilege>(lv)) << "\": {\"cases\": " << l.cases
+              << ", \"accepted\": " << l.accepted << ", \"agree\": " << l.agree << ", \"differ\": " << l.differ
+              << ", \"crashed\": " << l.crashed << ", \"run_disagree\": " << l.run_disagree
+              << ", \"xlated_differ\": " << l.xlated_differ << "}";
+        }
+        o << "}"
           << ", \"error\": \"" << json_escape(k.error) << "\"}";
     }
     o << "}";
@@ -727,6 +735,13 @@ std::string CampaignSummary::to_text() const {
           << " (" << k.xlated_differ << " change the meaning, " << k.xlated_conversion_failed << " not convertible)";
         if (k.boot_s >= 0) o << "; boot " << k.boot_s << " s";
         o << "\n";
+        for (size_t lv = 0; lv < k.by_level.size(); lv++) {
+            const KernelLevelFigures& l = k.by_level[lv];
+            if (!l.cases) continue;
+            o << "    " << passes::to_string(static_cast<passes::Privilege>(lv)) << ": " << l.cases << " programs, " << l.accepted
+              << " accepted, " << l.agree << " xlated agree, " << l.differ << " differ, " << l.crashed << " VM crashes, "
+              << l.run_disagree << " test-run mismatches, " << l.xlated_differ << " xlated change the meaning\n";
+        }
         if (!k.error.empty()) o << "  KERNEL ORACLE ERROR: " << k.error << "\n";
     }
     return o.str();

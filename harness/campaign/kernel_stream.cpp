@@ -134,6 +134,17 @@ struct KernelStream::State {
             fig.vm_wall_s += rep->wall_s;
             if (fig.boot_s < 0) fig.boot_s = rep->boot_s;
             fig.release = rep->release;
+            for (size_t i = 0; i < rep->cases.size() && i < cases.size(); ++i) {
+                const kernel::CaseOutcome& o = rep->cases[i];
+                KernelLevelFigures& l = fig.by_level[static_cast<size_t>(cases[i].privilege)];
+                l.cases++;
+                l.accepted += o.agreement != kernel::Agreement::Rejected && o.agreement != kernel::Agreement::Crashed;
+                l.agree += o.agreement == kernel::Agreement::Agree;
+                l.differ += o.agreement == kernel::Agreement::Differ;
+                l.crashed += o.agreement == kernel::Agreement::Crashed;
+                l.run_disagree += !o.runs_agree();
+                l.xlated_differ += o.xlated_exec == "differ";
+            }
         }
         for (size_t i = 0; i < rep->cases.size(); ++i)
             if (const char* d = kernel::divergence_of(rep->cases[i])) file_finding(cases[i], rep->cases[i], d, batch_seed, i);

@@ -14,6 +14,7 @@
 // it was minimized) and hits. A new bucket's finding is minimized in rounds of VM boots
 // (harness/kernel/kernel_minimize.hpp) within a budget (a campaign that ends waits for it; an
 // interrupted one does not); the replay line re-checks the minimized case in the VM.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,12 +41,19 @@ struct KernelStreamConfig {
     kernel::KernelMinimizeOptions minimize{.max_rounds = 12, .per_round = 512, .max_seconds = 120, .stop = {}};
 };
 
+// What the programs of one loader level did (a campaign mixes the levels).
+struct KernelLevelFigures {
+    uint64_t cases = 0, accepted = 0, agree = 0, differ = 0, crashed = 0, run_disagree = 0, xlated_differ = 0;
+};
+
 struct KernelStreamFigures {
     uint64_t batches = 0, cases = 0, accepted = 0, agree = 0, differ = 0, model_failed = 0, crashed = 0,
              run_disagree = 0;
     // The kernel's xlated programs run in the interpreter (kernel_check.hpp CaseOutcome::xlated_exec):
     // executed, differing from the original (kernel findings), conversions that failed.
     uint64_t xlated_executed = 0, xlated_differ = 0, xlated_conversion_failed = 0;
+    // The same per loader level, indexed by passes::Privilege (root, bpf, unpriv).
+    std::array<KernelLevelFigures, 3> by_level{};
     double boot_s = -1;                // guest clock at loader start, first boot
     double vm_wall_s = 0;              // all boots together
     std::string release;
