@@ -279,26 +279,29 @@ TEST(ProgramGen, CoverageOfTriggersAndEncodingRows) {
     EXPECT_EQ(missing, 0) << "unreached triggers or encoding rows, see the table above";
 }
 
-// Distribution report for the test log (sizes, subprogs, sites).
-TEST(ProgramGen, DistributionReport) {
+// The distribution the default options promise: sizes within [min_insns, max_insns] spread over
+// many 32-insn buckets, programs of main alone and with up to subprogs_max more functions, and
+// rewrite sites at a density that patch_site_density (a share of items, each item a few insns)
+// keeps between a fraction and the whole of it per insn.
+TEST(ProgramGen, DefaultDistribution) {
     GenOptions o;
     std::map<uint32_t, uint32_t> size_hist, sub_hist;
     uint64_t sites = 0, insns = 0;
     for (uint64_t seed = 0; seed < 2000; ++seed) {
         RngSource src(seed);
         const auto c = generate(src, o);
+        ASSERT_LE(c.stats.subprogs, o.subprogs_max + 1) << "seed " << seed;  // main and up to subprogs_max more
         ++size_hist[c.program.len() / 32 * 32];
         ++sub_hist[c.stats.subprogs];
         insns += c.stats.insns;
         for (auto h : c.stats.triggers) sites += h;
     }
-    std::printf("insns histogram (bucket of 32):\n");
-    for (auto [b, n] : size_hist) std::printf("  %4u-%4u: %u\n", b, b + 31, n);
-    std::printf("subprogs histogram:\n");
-    for (auto [b, n] : sub_hist) std::printf("  %u: %u\n", b, n);
-    std::printf("trigger hits per 100 insns: %.2f\n", 100.0 * static_cast<double>(sites) / static_cast<double>(insns));
-    EXPECT_GT(sub_hist.size(), 1u);
-    EXPECT_GT(size_hist.size(), 2u);
+    EXPECT_GE(size_hist.size(), 3u);
+    EXPECT_GT(sub_hist[1], 0u);
+    EXPECT_GT(sub_hist.size(), 2u);
+    const double per_insn = static_cast<double>(sites) / static_cast<double>(insns);
+    EXPECT_GT(per_insn, o.patch_site_density / 10);
+    EXPECT_LT(per_insn, o.patch_site_density * 3);
 }
 
 RC_GTEST_PROP(ProgramGenRc, RapidCheckCasesAreValid, ()) {
