@@ -59,7 +59,7 @@ patch::PatchBatch dead_code_removals(const Program& prog) {
 // everything else zero is therefore a nop exactly when every insn between it and its original
 // target has gone: when the next insn still present is at or past that target (a target past the
 // end never qualifies, as the insns beyond the end are never removed).
-std::vector<uint32_t> nop_removals(const std::vector<Insn>& insns) {
+std::vector<uint32_t> nop_removals(const std::vector<Insn>& insns, const std::vector<bool>& keep) {
     const auto n = static_cast<uint32_t>(insns.size());
     const auto with_zero_off = [](Insn in) {
         in.off = 0;
@@ -82,7 +82,8 @@ std::vector<uint32_t> nop_removals(const std::vector<Insn>& insns) {
     for (uint32_t i = first, k = first; k < n;) {
         const Insn& in = insns[k];
         const Insn shape = with_zero_off(in);
-        const bool nop = is_nop(shape) && in.off >= 0 && next[k] >= k + 1 + static_cast<uint32_t>(in.off);
+        const bool nop = is_nop(shape) && in.off >= 0 && next[k] >= k + 1 + static_cast<uint32_t>(in.off) &&
+                         (keep.empty() || !keep[k]);
         if (!nop) {
             ++i;
             k = next[k];
@@ -114,7 +115,7 @@ public:
         hard_wire_dead_code_branches(prog);
         PatchOutcome out = apply_batch(patcher, prog, dead_code_removals(prog));
         if (!out.ok()) return out;
-        return remove_nops(prog, patcher);
+        return remove_nops(prog, patcher, opts.nop_removal);
     }
 
 private:
@@ -130,8 +131,16 @@ private:
     // bpf_opt_remove_nops: the sequence of removals nop_removals() replays, cut into batches of
     // ascending positions: a batch ends where the kernel steps back, so every batch is in the
     // coordinates of its own input.
-    static PatchOutcome remove_nops(Program& prog, patch::Patcher& patcher) {
-        const std::vector<uint32_t> events = nop_removals(prog.insns);  // current position at each removal
+    // With the fix for finding 0003 (InlineFix::Fixed) a nop an instruction array names stays.
+    static PatchOutcome remove_nops(Program& prog, patch::Patcher& patcher, InlineFix fix) {
+        std::vector<bool> keep;
+        if (fix == InlineFix::Fixed) {
+            keep.resize(prog.len());
+            for (const InsnArray& ia : prog.insn_arrays)
+                for (const InsnArrayEntry& e : ia.entries)
+                    if (e.xlated_off != kInsnDeleted && e.xlated_off < prog.len()) keep[e.xlated_off] = true;
+        }
+        const std::vector<uint32_t> events = nop_removals(prog.insns, keep);  // current position at each removal
         size_t k = 0;
         while (k < events.size()) {
             patch::PatchBatch b;

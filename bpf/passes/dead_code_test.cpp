@@ -90,6 +90,36 @@ TEST(DeadCodePass, ShortenedJaIsNotRescanned) {
     EXPECT_TRUE(same_insns(p.insns, {ja(0), mov64_imm(0, 0), exit_insn()}));
 }
 
+// Finding 0003: a `goto +0` an instruction-array entry names. The kernel removes it and the entry
+// is then deleted (its gotox would jump to address 0); the fix keeps the nop and the entry with it.
+Program table_on_a_nop() {
+    Program p = make_program({mov64_imm(0, 0), ja(0), mov64_imm(0, 1), ja(0), exit_insn()});
+    p.maps.push_back(MapDef{.name = "jt", .type = kMapTypeInsnArray, .key_size = 4, .value_size = 8, .max_entries = 2});
+    p.insn_arrays.push_back(InsnArray{.map_index = 0, .entries = {{.orig_off = 1, .xlated_off = 1}, {.orig_off = 2, .xlated_off = 2}}});
+    return p;
+}
+
+TEST(DeadCodePass, KernelDeletesATableEntryOnANop) {
+    Program p = table_on_a_nop();
+    auto r = run(p, opts_for(arch_x86_64(), {"dead_code"}));
+    ASSERT_TRUE(r.outcome.ok());
+    EXPECT_TRUE(same_insns(p.insns, {mov64_imm(0, 0), mov64_imm(0, 1), exit_insn()}));
+    EXPECT_EQ(p.insn_arrays[0].entries[0].xlated_off, kInsnDeleted);
+    EXPECT_EQ(p.insn_arrays[0].entries[1].xlated_off, 1u);
+}
+
+TEST(DeadCodePass, FixedNopRemovalKeepsANopATableNames) {
+    Program p = table_on_a_nop();
+    RewriteOptions o = opts_for(arch_x86_64(), {"dead_code"});
+    o.nop_removal = InlineFix::Fixed;
+    auto r = run(p, o);
+    ASSERT_TRUE(r.outcome.ok());
+    // the named nop stays, the other one goes
+    EXPECT_TRUE(same_insns(p.insns, {mov64_imm(0, 0), ja(0), mov64_imm(0, 1), exit_insn()}));
+    EXPECT_EQ(p.insn_arrays[0].entries[0].xlated_off, 1u);
+    EXPECT_EQ(p.insn_arrays[0].entries[1].xlated_off, 2u);
+}
+
 TEST(DeadCodePass, GotolZeroIsNotANop) {
     Program p = make_program({gotol(0), mov64_imm(0, 0), exit_insn()});
     auto r = run(p, opts_for(arch_x86_64(), {"dead_code"}));

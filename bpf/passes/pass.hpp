@@ -22,12 +22,16 @@ using patch::PatchOutcome;
 // V3 reconstruct the bug classes found in review; Off leaves the kfunc calls alone.
 enum class IterInline : uint8_t { V4, V1, V3, Off };
 
-// The bpf_loop and bpf_get_func_arg inlines as the kernel emits them (Kernel) or with the fix a
-// kernel patch would make for findings 0007 and 0008 (Fixed): corpus/regression/findings/.
+// The bpf_loop and bpf_get_func_arg inlines and the nop removal as the kernel does them (Kernel) or
+// with the fix a kernel patch would make for findings 0007, 0008 and 0003 (Fixed):
+// corpus/regression/findings/.
 //  bpf_loop (0007, 0001-0006): Fixed checks and copies nr_loops as the helper's u32 (`if w1 <= MAX`,
 //    `w6 = w1`) and returns -E2BIG as the helper's 64-bit long (`r0 = -E2BIG`); same length.
 //  get_func_arg (0008): Fixed drops bits 32-63 of the u32 index after the bound check (`w2 = w2`
 //    before `r2 <<= 3`); one insn longer.
+//  nop removal (0003): Fixed keeps a `goto +0` an instruction-array entry names,
+//    which bpf_opt_remove_nops deletes and bpf_insn_array_adjust_after_remove then marks
+//    INSN_DELETED: the gotox through that entry jumps to address 0 (an oops on 7.2 and 7.3).
 enum class InlineFix : uint8_t { Kernel, Fixed };
 // "buggy" (the kernel's, default) or "fixed"; nullopt for anything else.
 inline std::optional<InlineFix> inline_fix_named(std::string_view name) {
@@ -70,6 +74,7 @@ struct RewriteOptions {
     KernelProfile kernel = KernelProfile::BpfNext;
     InlineFix loop_inline = InlineFix::Kernel;      // bpf_loop (findings 0001-0007)
     InlineFix func_arg_inline = InlineFix::Kernel;  // bpf_get_func_arg (finding 0008)
+    InlineFix nop_removal = InlineFix::Kernel;      // bpf_opt_remove_nops (finding 0003)
     bool privileged = true;            // bpf_capable(): dead-code removal instead of sanitize
     bool test_rnd_hi32 = false;        // BPF_F_TEST_RND_HI32
     uint64_t rnd_hi32_seed = 0;        // deterministic stand-in for get_random_u32()

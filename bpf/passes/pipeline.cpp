@@ -99,7 +99,7 @@ size_t arch_independent_prefix() {
 
 bool options_alike_but_arch(const RewriteOptions& a, const RewriteOptions& b) {
     return a.iter_inline == b.iter_inline && a.kernel == b.kernel && a.loop_inline == b.loop_inline &&
-           a.func_arg_inline == b.func_arg_inline && a.privileged == b.privileged &&
+           a.func_arg_inline == b.func_arg_inline && a.nop_removal == b.nop_removal && a.privileged == b.privileged &&
            a.test_rnd_hi32 == b.test_rnd_hi32 && a.rnd_hi32_seed == b.rnd_hi32_seed && a.patch_call_imm == b.patch_call_imm &&
            a.only == b.only;
 }

@@ -339,6 +339,7 @@ public:
         c.options.iter_inline = parse_iter(cfg_.iter_inline).value_or(passes::IterInline::V4);
         c.options.loop_inline = cfg_.loop_inline;
         c.options.func_arg_inline = cfg_.func_arg_inline;
+        c.options.nop_removal = cfg_.nop_removal;
         // Without its found-by comment: as_found() adds it to the few cases written.
         return c;
     }

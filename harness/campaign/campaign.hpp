@@ -33,8 +33,9 @@ struct CampaignConfig {
     std::string out_dir = "patchfuzz-out";
     bool status_line = true;       // live status on stderr
     std::string iter_inline = "v4";
-    // the bpf_loop / get_func_arg inlines: the kernel's (default) or the fixed variants
-    passes::InlineFix loop_inline = passes::InlineFix::Kernel, func_arg_inline = passes::InlineFix::Kernel;
+    // the bpf_loop / get_func_arg inlines and the nop removal: the kernel's (default) or the fixed variants
+    passes::InlineFix loop_inline = passes::InlineFix::Kernel, func_arg_inline = passes::InlineFix::Kernel,
+                      nop_removal = passes::InlineFix::Kernel;
     std::optional<KernelStreamConfig> kernel;  // the `kernel` oracle: batches through a real kernel in qemu
     // Filed findings (harness/campaign/known_findings.hpp): failures matching them are counted as
     // known, not triaged into new buckets. Empty: none.

@@ -30,7 +30,7 @@ void fuzz_usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]\n"
                  "                      [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]\n"
-                 "                      [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
+                 "                      [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed] [--nop-removal buggy|fixed]\n"
                  "                      [--corpus DIR] [--seeds PATH] [--out DIR] [--patcher-lib X.so] [--json] [--quiet]\n"
                  "                      [--kernel 6.1|6.12|7.2|7.3] [--kernel-arch A] [--kernel-profile P] [--kernel-batch N]\n"
                  "                      [--known DIR | --no-known]\n\n"
@@ -58,8 +58,8 @@ void fuzz_usage(std::FILE* out) {
                  "  --profile NAME   generate programs shaped like a real workload (see `patchfuzz gen --help`)\n"
                  "  --max-insns N    size bound of random programs (default 96)\n"
                  "  --iter-inline V  which numeric-iterator inline the passes emit (default v4, the correct one)\n"
-                 "  --loop-inline V, --func-arg-inline V  buggy (the kernel's, default) or fixed: the fixes\n"
-                 "                   for findings 0007 / 0008 (bpf/passes/pass.hpp InlineFix)\n"
+                 "  --loop-inline V, --func-arg-inline V, --nop-removal V  buggy (the kernel's, default) or\n"
+                 "                   fixed: the fixes for findings 0007 / 0008 / 0003 (bpf/passes/pass.hpp InlineFix)\n"
                  "  --corpus DIR     replay DIR/*.case first; save new-coverage cases there\n"
                  "  --seeds PATH     a .case, a BPF object (.bpf.o) or a directory of them (repeatable): half\n"
                  "                   the cases are then mutants of their programs (insns inserted, deleted,\n"
@@ -192,11 +192,11 @@ int cmd_fuzz(Args args) {
             if (!value(cfg.iter_inline) ||
                 (cfg.iter_inline != "v4" && cfg.iter_inline != "v1" && cfg.iter_inline != "v3" && cfg.iter_inline != "off"))
                 return bad("--iter-inline takes v4, v1, v3 or off");
-        } else if (a == "--loop-inline" || a == "--func-arg-inline") {
+        } else if (a == "--loop-inline" || a == "--func-arg-inline" || a == "--nop-removal") {
             std::string v;
             auto f = value(v) ? passes::inline_fix_named(v) : std::nullopt;
             if (!f) return bad(a + " takes buggy or fixed");
-            (a == "--loop-inline" ? cfg.loop_inline : cfg.func_arg_inline) = *f;
+            (a == "--loop-inline" ? cfg.loop_inline : a == "--func-arg-inline" ? cfg.func_arg_inline : cfg.nop_removal) = *f;
         } else if (a == "--corpus") {
             if (!value(cfg.corpus_dir)) return bad("--corpus needs a directory");
         } else if (a == "--seeds") {

@@ -33,7 +33,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
     "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv]\n"
-    "                          [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]\n"
+    "                          [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed] [--nop-removal buggy|fixed]\n"
     "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]\n"
     "\n"
     "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
@@ -64,6 +64,8 @@ constexpr const char* kUsage =
     "                    -E2BIG: the fix for findings 0007 and 0001-0006)\n"
     "  --func-arg-inline V  bpf_get_func_arg inline: buggy (the kernel's, default) or fixed (the u32\n"
     "                    index zero-extended before addressing: the fix for finding 0008)\n"
+    "  --nop-removal V   bpf_opt_remove_nops: buggy (the kernel's, default) or fixed (a `goto +0` an\n"
+    "                    instruction-array entry names stays: the fix for finding 0003)\n"
     "  --kernel-profile K  whose rewrite rules where kernels differ: bpf-next (default), 6.12\n"
     "                    (untimed may_goto, `w0 = &cpu_number`, no current-task inline) or 6.1\n"
     "                    (no may_goto or sdiv/smod: rejected; no per-CPU helper inlines)\n"
@@ -222,7 +224,7 @@ int cmd_rewrite(Args args) {
     std::optional<passes::Privilege> privilege;
     bool arch_given = false, iter_given = false;
     std::optional<passes::KernelProfile> kernel_profile;
-    std::optional<passes::InlineFix> loop_fix, func_arg_fix;
+    std::optional<passes::InlineFix> loop_fix, func_arg_fix, nop_fix;
     uint64_t rnd_seed = 0;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string a = args[i];
@@ -254,12 +256,12 @@ int cmd_rewrite(Args args) {
         } else if (a == "--iter-inline") {
             if (!value(iter)) return usage_error("--iter-inline needs a value (v1, v3, v4 or off)");
             iter_given = true;
-        } else if (a == "--loop-inline" || a == "--func-arg-inline") {
+        } else if (a == "--loop-inline" || a == "--func-arg-inline" || a == "--nop-removal") {
             std::string v;
             if (!value(v)) return usage_error(a + " needs a value (buggy or fixed)");
             auto f = passes::inline_fix_named(v);
             if (!f) return usage_error(a + ": unknown variant '" + v + "' (buggy or fixed)");
-            (a == "--loop-inline" ? loop_fix : func_arg_fix) = *f;
+            (a == "--loop-inline" ? loop_fix : a == "--func-arg-inline" ? func_arg_fix : nop_fix) = *f;
         } else if (a == "--kernel-profile") {
             std::string k;
             if (!value(k)) return usage_error(std::string("--kernel-profile needs a value (") + passes::kKernelProfileNames + ")");
@@ -346,6 +348,7 @@ int cmd_rewrite(Args args) {
         if (!kernel_profile) opts.kernel = co.kernel;
         if (!loop_fix) opts.loop_inline = co.loop_inline;
         if (!func_arg_fix) opts.func_arg_inline = co.func_arg_inline;
+        if (!nop_fix) opts.nop_removal = co.nop_removal;
         if (opts.only.empty()) opts.only = co.only;
         jobs.push_back({std::move(c->program), ""});
     } else if (*fmt == InputFormat::elf) {
@@ -384,6 +387,7 @@ int cmd_rewrite(Args args) {
     const passes::Privilege level = privilege.value_or(passes::Privilege::Root);
     if (loop_fix) opts.loop_inline = *loop_fix;
     if (func_arg_fix) opts.func_arg_inline = *func_arg_fix;
+    if (nop_fix) opts.nop_removal = *nop_fix;
     opts.privileged = passes::bpf_capable(level);
     opts.test_rnd_hi32 = have_rnd;
     opts.rnd_hi32_seed = rnd_seed;
