@@ -129,7 +129,7 @@ struct DecodedCode {
     DecodedCode& operator=(const DecodedCode&) = delete;
     void decode();
     void mark_ctx_packet_loads();
-    // Sets detail::DInsn::zext from the program's marks, once (what runs with ZextMarks::Apply read; the
+    // Sets DInsn::zext from the program's marks, once (what runs with ZextMarks::Apply read; the
     // others, sharing this code, never look).
     void mark_zexts() const;
     [[gnu::noinline]] uint32_t decode_slow(uint32_t pc);
@@ -148,9 +148,9 @@ struct DecodedCode {
     std::unique_ptr<detail::DInsn[]> code_;
     size_t size_ = 0;
     size_t room_ = 0;  // the array's DInsns
-    std::vector<std::string> invalid_;  // reasons for INVALID insns (index in detail::DInsn::imm)
-    static constexpr uint32_t kNoReason = ~0u;  // detail::DInsn::imm of an INVALID insn without one in invalid_
-    // detail::DInsn::imm of the second slot of a decoded ld_imm64, whose reason (kSecondSlotReason) is not
+    std::vector<std::string> invalid_;  // reasons for INVALID insns (index in DInsn::imm)
+    static constexpr uint32_t kNoReason = ~0u;  // DInsn::imm of an INVALID insn without one in invalid_
+    // DInsn::imm of the second slot of a decoded ld_imm64, whose reason (kSecondSlotReason) is not
     // in invalid_: most programs have ld_imm64s, and the string would be made for each decode.
     static constexpr uint32_t kSecondSlot = ~1u;
     static constexpr detail::DInsn second_slot() { return detail::DInsn{detail::INVALID, 0, 0, 0, 0, static_cast<int32_t>(kSecondSlot), 0, {}}; }
