@@ -1,7 +1,4 @@
-# gen/: the generator benchmark (not in ctest) and the `patchfuzz gen` CLI tests.
-add_executable(gen_bench ${PATCHFUZZ_SOURCE_ROOT}/gen/gen_bench.cpp)
-target_link_libraries(gen_bench PRIVATE patchfuzz_gen ${PATCHFUZZ_MALLOC_LIB})
-set_target_properties(gen_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/gen)
+# gen/: the `patchfuzz gen` CLI tests (the generator benchmark is in bench/).
 
 set(GEN_OUT ${CMAKE_BINARY_DIR}/gen_cli_out)
 add_test(NAME gen_cli_help COMMAND $<TARGET_FILE:patchfuzz> gen --help)

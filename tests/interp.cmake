@@ -1,15 +1,11 @@
 # Interpreter (issue 6): the bpf_conformance suite through the CLI, the suite's plugin protocol,
-# the cost-model table, CLI behaviour of `conformance` and `costmodel`, and the benchmark binary.
+# the cost-model table, CLI behaviour of `conformance` and `costmodel` (the benchmark is in bench/).
 set(PF_CONF ${PATCHFUZZ_SHARED_DIR}/conformance/bpf_conformance)
 
 # patchfuzz-conformance-plugin: what bpf_conformance's own runner executes.
 add_executable(patchfuzz-conformance-plugin ${PATCHFUZZ_SOURCE_ROOT}/bpf/interp/conformance_plugin_main.cpp)
 target_link_libraries(patchfuzz-conformance-plugin PRIVATE patchfuzz_interp)
 set_target_properties(patchfuzz-conformance-plugin PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
-
-# Benchmarks (not in ctest): interpreter insns/s on the bpf_for loop, execution differential cases/s.
-add_executable(interp_bench ${PATCHFUZZ_SOURCE_ROOT}/bpf/interp/interp_bench.cpp)
-target_link_libraries(interp_bench PRIVATE patchfuzz_oracles patchfuzz_gen patchfuzz_interp benchmark::benchmark Threads::Threads ${PATCHFUZZ_MALLOC_LIB})
 
 # The suite: all 313 pass, all 60 negatives fail as expected.
 add_test(NAME conformance_suite COMMAND $<TARGET_FILE:patchfuzz> conformance ${PF_CONF}/tests)

@@ -1,7 +1,4 @@
-# oracles/smt: the benchmark (not in ctest) and the CLI tests of prove-contract / prove-inline.
-add_executable(smt_bench ${PATCHFUZZ_SOURCE_ROOT}/oracles/smt/smt_bench.cpp)
-target_link_libraries(smt_bench PRIVATE patchfuzz_oracles)
-set_target_properties(smt_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/oracles)
+# oracles/smt: the CLI tests of prove-contract / prove-inline (the benchmark is in bench/).
 
 add_test(NAME smt_cli_prove_contract_help COMMAND $<TARGET_FILE:patchfuzz> prove-contract --help)
 set_tests_properties(smt_cli_prove_contract_help PROPERTIES PASS_REGULAR_EXPRESSION "usage: patchfuzz prove-contract")

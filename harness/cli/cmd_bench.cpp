@@ -1,6 +1,6 @@
 // patchfuzz bench: incremental (kernel-faithful, O(N*M)) vs batched (O(N+M)) patching, measured in
 // one run on workloads that really patch, with a memcpy baseline of every array the batched
-// patcher must write. Harness: bpf/patch/bench_harness.hpp (verification + warm-up run, R timed
+// patcher must write. Harness: bench/bench_harness.hpp (verification + warm-up run, R timed
 // repetitions on fresh copies, median and spread). Output: CSV (default) or --json, the fitted
 // growth exponent of each patcher over a sweep, the bars, and a gnuplot log-log plot.
 #include <malloc.h>
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "bpf/util/json.hpp"
-#include "bpf/patch/bench_harness.hpp"
-#include "bpf/patch/bench_workload.hpp"
+#include "bench/bench_harness.hpp"
+#include "bench/bench_workload.hpp"
 #include "gen/profiles.hpp"
 #include "harness/cli/input_format.hpp"
 #include "harness/cli/commands.hpp"

@@ -1,4 +1,4 @@
-#include "bpf/patch/bench_workload.hpp"
+#include "bench/bench_workload.hpp"
 
 #include <algorithm>
 #include <vector>

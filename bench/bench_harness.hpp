@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "bpf/patch/bench_workload.hpp"
+#include "bench/bench_workload.hpp"
 
 namespace patchfuzz::patch {
 

@@ -1,6 +1,6 @@
 // Generator throughput (not a ctest): valid 100-insn programs per second on one core, a 1M-insn
 // program, byte decoding, mutation. Times are CPU seconds of this process (one core).
-// Run: build*/gen/gen_bench [cpu-seconds-per-figure]
+// Run: build*/bench/gen_bench [cpu-seconds-per-figure]
 #include <time.h>
 
 #include <chrono>

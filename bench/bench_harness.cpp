@@ -1,4 +1,4 @@
-#include "bpf/patch/bench_harness.hpp"
+#include "bench/bench_harness.hpp"
 
 #include <algorithm>
 #include <chrono>

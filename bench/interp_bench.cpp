@@ -1,7 +1,7 @@
 // Benchmarks (not ctest): interpreter speed on the bpf_for loop (bar: >= 150 M BPF insns/s on one
 // core) and execution-differential throughput on generated ~100-insn programs (bar: >= 20k cases/s),
 // with the parts of a case alone (BM_Part*: generation, one pipeline, decoding, one run).
-// Run: build/interp_bench [--benchmark_filter=...]
+// Run: build/bench/interp_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
 #include <cstdio>

@@ -1,0 +1,368 @@
+// The `.case` reader's side-table sections (maps, kfuncs, aux, subprogs, linfo, finfo,
+// insn-arrays, pokes) and its explicit patch batches: each fills its part of the Case's Program,
+// with located errors for values out of the program's range.
+#include <string>
+
+#include "bpf/kfunc/kfunc_table.hpp"
+#include "bpf/loader/bpf_names.hpp"
+#include "harness/case/case_parser.hpp"
+#include "harness/case/case_vocab.hpp"
+
+namespace patchfuzz::harness::case_format {
+
+Status Parser::maps(const Section& s, Case& c) const {
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        if (toks->size() < 2) return err(l.no, 1, "expected 'INDEX NAME type=... key=... value=... max_entries=...'");
+        auto idx = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "map index");
+        if (!idx) return idx.error();
+        if (*idx != c.program.maps.size())
+            return err(l.no, 1, "map index " + std::to_string(*idx) + " out of order (expected " + std::to_string(c.program.maps.size()) + ")");
+        MapDef m;
+        m.name = (*toks)[1].text;
+        for (size_t i = 2; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            auto [k, v] = kv(t);
+            Expected<uint32_t> n = 0u;
+            if (k == "type" && v) {
+                auto mt = loader::map_type_by_name(*v);
+                if (!mt) return err(l.no, t.col + 5, "unknown map type '" + std::string(*v) + "'");
+                m.type = *mt;
+            } else if (k == "key" && v) {
+                if (!(n = num<uint32_t>(l, t, *v, "key size"))) return n.error();
+                m.key_size = *n;
+            } else if (k == "value" && v) {
+                if (!(n = num<uint32_t>(l, t, *v, "value size"))) return n.error();
+                m.value_size = *n;
+            } else if (k == "max_entries" && v) {
+                if (!(n = num<uint32_t>(l, t, *v, "max_entries"))) return n.error();
+                m.max_entries = *n;
+            } else if (k == "flags" && v) {
+                if (!(n = num<uint32_t>(l, t, *v, "flags"))) return n.error();
+                m.map_flags = *n;
+            } else if (k == "bypass_spec_v1" && !v) {
+                m.bypass_spec_v1 = true;
+            } else if (k == "unpriv_array" && !v) {
+                m.unpriv_array = true;
+            } else {
+                return err(l.no, t.col, "unknown map attribute '" + t.text + "'");
+            }
+        }
+        c.program.maps.push_back(std::move(m));
+    }
+    return {};
+}
+
+Status Parser::kfuncs(const Section& s, Case& c) const {
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        if (toks->size() < 2) return err(l.no, 1, "expected 'BTF_ID NAME [kind=...] [off=N]'");
+        auto id = num<int32_t>(l, (*toks)[0], (*toks)[0].text, "btf id");
+        if (!id) return id.error();
+        KfuncDesc k{.btf_id = *id, .name = (*toks)[1].text};
+        if (auto info = kfunc::by_name(k.name)) k.kind = static_cast<uint32_t>(info->kind);
+        for (size_t i = 2; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            auto [key, v] = kv(t);
+            if (key == "kind" && v) {
+                if (auto kk = value_in(kKfuncKinds, *v)) {
+                    k.kind = static_cast<uint32_t>(*kk);
+                } else {
+                    auto n = num<uint32_t>(l, t, *v, "kfunc kind");
+                    if (!n) return err(l.no, t.col + 5, "unknown kfunc kind '" + std::string(*v) + "'");
+                    k.kind = *n;
+                }
+            } else if (key == "off" && v) {
+                auto n = num<int16_t>(l, t, *v, "kfunc offset");
+                if (!n) return n.error();
+                k.offset = *n;
+            } else {
+                return err(l.no, t.col, "unknown kfunc attribute '" + t.text + "'");
+            }
+        }
+        c.program.kfuncs.push_back(std::move(k));
+    }
+    return {};
+}
+
+Status Parser::aux(const Section& s, Case& c) const {
+    std::vector<size_t> set_at(c.program.aux.size(), 0);
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        auto idx = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "insn index");
+        if (!idx) return idx.error();
+        if (*idx >= c.program.aux.size())
+            return err(l.no, 1, "aux for insn " + std::to_string(*idx) + " but the program has " + std::to_string(c.program.aux.size()) + " insns");
+        if (set_at[*idx]) return err(l.no, 1, "aux for insn " + std::to_string(*idx) + " already given at line " + std::to_string(set_at[*idx]));
+        set_at[*idx] = l.no;
+        InsnAux& a = c.program.aux[*idx];
+        for (size_t i = 1; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            const auto kvp = kv(t);  // (not a structured binding: the lambdas below capture it)
+            const std::string_view k = kvp.first;
+            const std::optional<std::string_view>& v = kvp.second;
+            if (!v) return err(l.no, t.col, "expected key=value, got '" + t.text + "'");
+            auto u32 = [&](uint32_t& dst, const char* what) -> Status {
+                auto n = num<uint32_t>(l, t, *v, what);
+                if (!n) return n.error();
+                dst = *n;
+                return {};
+            };
+            auto flag = [&](bool& dst) -> Status {
+                if (*v == "0") dst = false;
+                else if (*v == "1") dst = true;
+                else return err(l.no, t.col + k.size() + 1, "expected 0 or 1 for " + std::string(k));
+                return {};
+            };
+            Status st;
+            uint32_t tmp = 0;
+            if (k == "orig") st = u32(a.orig_idx, "orig");
+            else if (k == "seen") st = flag(a.seen);
+            else if (k == "zext_dst") st = flag(a.zext_dst);
+            else if (k == "needs_zext") st = flag(a.needs_zext);
+            else if (k == "nospec") st = flag(a.nospec);
+            else if (k == "nospec_result") st = flag(a.nospec_result);
+            else if (k == "alu_state") {
+                st = u32(tmp, "alu_state");
+                if (st && tmp > 255) st = err(l.no, t.col, "alu_state " + std::to_string(tmp) + " is out of range");
+                a.alu_state = static_cast<uint8_t>(tmp);
+            } else if (k == "alu_limit") st = u32(a.alu_limit, "alu_limit");
+            else if (k == "ptr") {
+                auto p = value_in(kPtrTypes, *v);
+                if (!p) st = err(l.no, t.col + 4, "unknown pointer type '" + std::string(*v) + "'");
+                else a.ptr_type = *p;
+            } else if (k == "ctx_field_size") {
+                st = u32(tmp, "ctx_field_size");
+                if (st && tmp > 255) st = err(l.no, t.col, "ctx_field_size " + std::to_string(tmp) + " is out of range");
+                a.ctx_field_size = static_cast<uint8_t>(tmp);
+            } else if (k == "map") {
+                auto n = num<int32_t>(l, t, *v, "map");
+                if (!n) st = n.error();
+                else a.map_index = *n;
+            } else if (k == "map_ptr_poisoned") st = flag(a.map_ptr_poisoned);
+            else if (k == "map_key_poisoned") st = flag(a.map_key_poisoned);
+            else if (k == "map_key") st = u32(a.map_key, "map_key");
+            else if (k == "map_key_known") st = flag(a.map_key_known);
+            else if (k == "loop_inline") st = flag(a.loop_fit_for_inline);
+            else if (k == "loop_cb") st = u32(a.loop_callback_subprogno, "loop_cb");
+            else if (k == "percpu_alloc_ptr") st = flag(a.call_with_percpu_alloc_ptr);
+            else if (k == "arg_prog") {
+                st = u32(tmp, "arg_prog");
+                if (st && tmp > 255) st = err(l.no, t.col, "arg_prog " + std::to_string(tmp) + " is out of range");
+                a.arg_prog = static_cast<uint8_t>(tmp);
+            } else if (k == "indirect_target") st = flag(a.indirect_target);
+            else st = err(l.no, t.col, "unknown aux field '" + std::string(k) + "'");
+            if (!st) return st;
+        }
+    }
+    return {};
+}
+
+Status Parser::subprogs(const Section& s, Case& c) const {
+    c.program.subprogs.clear();
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        auto start = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "subprog start");
+        if (!start) return start.error();
+        SubprogInfo si{.start = *start};
+        for (size_t i = 1; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            auto [k, v] = kv(t);
+            Expected<uint32_t> n = 0u;
+            if (v && (k == "stack" || k == "extra" || k == "linfo")) {
+                if (!(n = num<uint32_t>(l, t, *v, std::string(k)))) return n.error();
+                (k == "stack" ? si.stack_depth : k == "extra" ? si.stack_extra : si.linfo_idx) = *n;
+            } else if (!v && k == "tail_call") si.has_tail_call = true;
+            else if (!v && k == "cb") si.is_cb = true;
+            else if (!v && k == "async_cb") si.is_async_cb = true;
+            else if (!v && k == "exception_cb") si.is_exception_cb = true;
+            else if (!v && k == "hidden") si.is_hidden = true;
+            else return err(l.no, t.col, "unknown subprog attribute '" + t.text + "'");
+        }
+        c.program.subprogs.push_back(si);
+    }
+    return {};
+}
+
+Status Parser::linfo(const Section& s, Case& c) const {
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        auto off = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "insn offset");
+        if (!off) return off.error();
+        LineInfo li{.insn_off = *off};
+        for (size_t i = 1; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            auto [k, v] = kv(t);
+            Expected<uint32_t> n = 0u;
+            if (v && k == "file") {
+                if (!(n = num<uint32_t>(l, t, *v, "file"))) return n.error();
+                li.file_name_off = *n;
+            } else if (v && k == "line_off") {
+                if (!(n = num<uint32_t>(l, t, *v, "line_off"))) return n.error();
+                li.line_off = *n;
+            } else if (v && k == "line") {
+                auto colon = v->find(':');
+                if (colon == std::string_view::npos) return err(l.no, t.col, "expected line=LINE:COL");
+                auto ln = num<uint32_t>(l, t, v->substr(0, colon), "line");
+                if (!ln) return ln.error();
+                auto cl = num<uint32_t>(l, t, v->substr(colon + 1), "column");
+                if (!cl) return cl.error();
+                if (*ln >= (1u << 22) || *cl >= (1u << 10)) return err(l.no, t.col, "line " + std::string(*v) + " out of range (line < 2^22, col < 1024)");
+                li.line_col = (*ln << 10) | *cl;
+            } else {
+                return err(l.no, t.col, "unknown line-info attribute '" + t.text + "'");
+            }
+        }
+        c.program.linfo.push_back(li);
+    }
+    return {};
+}
+
+Status Parser::finfo(const Section& s, Case& c) const {
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        auto off = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "insn offset");
+        if (!off) return off.error();
+        FuncInfo fi{.insn_off = *off};
+        for (size_t i = 1; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            auto [k, v] = kv(t);
+            if (v && k == "type") {
+                auto n = num<uint32_t>(l, t, *v, "type id");
+                if (!n) return n.error();
+                fi.type_id = *n;
+            } else {
+                return err(l.no, t.col, "unknown func-info attribute '" + t.text + "'");
+            }
+        }
+        c.program.finfo.push_back(fi);
+    }
+    return {};
+}
+
+Status Parser::insn_arrays(const Section& s, Case& c) const {
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        auto [k, v] = kv((*toks)[0]);
+        if (k != "map" || !v) return err(l.no, (*toks)[0].col, "expected 'map=N ORIG:XLATED ...'");
+        auto mi = num<int32_t>(l, (*toks)[0], *v, "map");
+        if (!mi) return mi.error();
+        InsnArray a{.map_index = *mi};
+        for (size_t i = 1; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            std::string_view e = t.text;
+            auto colon = e.find(':');
+            if (colon == std::string_view::npos) return err(l.no, t.col, "expected ORIG:XLATED or ORIG:del, got '" + t.text + "'");
+            auto o = num<uint32_t>(l, t, e.substr(0, colon), "orig offset");
+            if (!o) return o.error();
+            InsnArrayEntry en{.orig_off = *o};
+            if (e.substr(colon + 1) == "del") {
+                en.xlated_off = isa::kInsnDeleted;
+            } else {
+                auto x = num<uint32_t>(l, t, e.substr(colon + 1), "xlated offset");
+                if (!x) return x.error();
+                en.xlated_off = *x;
+            }
+            a.entries.push_back(en);
+        }
+        c.program.insn_arrays.push_back(std::move(a));
+    }
+    return {};
+}
+
+Status Parser::pokes(const Section& s, Case& c) const {
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        PokeDesc pd;
+        for (const Tok& t : *toks) {
+            auto [k, v] = kv(t);
+            if (v && k == "insn") {
+                auto n = num<uint32_t>(l, t, *v, "insn");
+                if (!n) return n.error();
+                pd.insn_idx = *n;
+            } else if (v && k == "map") {
+                auto n = num<int32_t>(l, t, *v, "map");
+                if (!n) return n.error();
+                pd.map_index = *n;
+            } else if (v && k == "key") {
+                auto n = num<uint32_t>(l, t, *v, "key");
+                if (!n) return n.error();
+                pd.key = *n;
+            } else {
+                return err(l.no, t.col, "unknown poke attribute '" + t.text + "' (insn=, map=, key=)");
+            }
+        }
+        c.program.pokes.push_back(pd);
+    }
+    return {};
+}
+
+Status Parser::patches(const Section& s, Case& c) const {
+    const auto& b = s.body;
+    for (size_t i = 0; i < b.size(); ++i) {
+        const Line& l = b[i];
+        if (blank_or_comment(l.text)) continue;
+        if (l.text[0] == ' ' || l.text[0] == '\t') return err(l.no, 1, "assembly line outside a 'replace' or 'insert-before'");
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        const std::string& kw = (*toks)[0].text;
+        if (kw == "batch") {
+            if (toks->size() > 1) return err(l.no, (*toks)[1].col, "'batch' takes no arguments");
+            c.patches.emplace_back();
+            continue;
+        }
+        if (c.patches.empty()) return err(l.no, 1, "expected 'batch' before the first patch");
+        patch::Patch p;
+        // `replace POS fill=N` / `insert-before POS fill=N`: the body starts with N filler slots.
+        const bool filled = kw != "remove" && toks->size() == 3 && (*toks)[2].text.rfind("fill=", 0) == 0;
+        const size_t want = kw == "remove" || filled ? 3 : 2;
+        if (kw == "replace") p.kind = patch::PatchKind::Replace;
+        else if (kw == "remove") p.kind = patch::PatchKind::Remove;
+        else if (kw == "insert-before") p.kind = patch::PatchKind::InsertBefore;
+        else return err(l.no, 1, "unknown patch '" + kw + "' (batch, replace POS, remove POS COUNT, insert-before POS)");
+        if (toks->size() != want)
+            return err(l.no, 1, kw == "remove" ? "expected 'remove POS COUNT'" : "expected '" + kw + " POS [fill=N]'");
+        auto pos = num<uint32_t>(l, (*toks)[1], (*toks)[1].text, "position");
+        if (!pos) return pos.error();
+        p.pos = *pos;
+        if (p.kind == patch::PatchKind::Remove) {
+            auto cnt = num<uint32_t>(l, (*toks)[2], (*toks)[2].text, "count");
+            if (!cnt) return cnt.error();
+            p.count = *cnt;
+        } else {
+            std::vector<Line> body;
+            while (i + 1 < b.size() && (b[i + 1].text.empty() || b[i + 1].text[0] == ' ' || b[i + 1].text[0] == '\t')) body.push_back(b[++i]);
+            auto insns = assemble_lines(body);
+            if (!insns) return insns.error();
+            if (filled) {
+                const Tok& f = (*toks)[2];
+                auto n = num<uint32_t>(l, f, std::string_view(f.text).substr(5), "fill");
+                if (!n) return n.error();
+                if (*n > kMaxFill) return err(l.no, f.col, "fill=" + std::to_string(*n) + " is more than " + std::to_string(kMaxFill) + " slots");
+                p.insns.reserve(*n + insns->size());
+                for (uint32_t j = 0; j < *n; ++j) p.insns.push_back(patch::filler_insn(j));
+            }
+            p.insns.insert(p.insns.end(), insns->begin(), insns->end());
+        }
+        c.patches.back().patches.push_back(std::move(p));
+    }
+    return {};
+}
+
+}  // namespace patchfuzz::harness::case_format
