@@ -307,7 +307,7 @@ TEST(CaseFile, ErrorsAreLocated) {
     EXPECT_EQ(parse_err(prog + "-- options\nprivilege=bpf privileged=0\n"),
               "t.case:5:26: privileged=0 contradicts privilege=bpf (CAP_BPF is bpf_capable)");
     EXPECT_EQ(parse_err(prog + "-- options\nspeed=9\n"),
-              "t.case:5:1: unknown option 'speed' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, privileged, privilege, rnd-hi32, rnd-hi32-seed, "
+              "t.case:5:1: unknown option 'speed' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, nop-removal, privileged, privilege, rnd-hi32, rnd-hi32-seed, "
                             "patchers, seed)");
     EXPECT_EQ(parse_err(prog + "-- options\nseed=-1\n"), "t.case:5:6: seed must not be negative");
     // input

@@ -279,10 +279,12 @@ Status Parser::options(const Section& s, Case& c) const {
                 auto kp = value_in(kKernels, *v);
                 if (!kp) return err(l.no, vcol, "unknown kernel '" + std::string(*v) + "' (bpf-next, 6.1, 6.12, 7.2, 7.3)");
                 c.options.kernel = *kp;
-            } else if (k == "loop-inline" || k == "func-arg-inline") {
+            } else if (k == "loop-inline" || k == "func-arg-inline" || k == "nop-removal") {
                 auto f = value_in(kInlineFix, *v);
                 if (!f) return err(l.no, vcol, "unknown " + std::string(k) + " '" + std::string(*v) + "' (buggy, fixed)");
-                (k == "loop-inline" ? c.options.loop_inline : c.options.func_arg_inline) = *f;
+                (k == "loop-inline"       ? c.options.loop_inline
+                 : k == "func-arg-inline" ? c.options.func_arg_inline
+                                          : c.options.nop_removal) = *f;
             } else if (k == "privileged") {
                 st = flag(c.options.privileged);
                 if (st && c.privilege == passes::Privilege::Bpf && !c.options.privileged)
@@ -309,7 +311,7 @@ Status Parser::options(const Section& s, Case& c) const {
             } else {
                 return err(l.no, t.col,
                            "unknown option '" + std::string(k) +
-                               "' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, privileged, privilege, rnd-hi32, rnd-hi32-seed, "
+                               "' (arch, passes, iter-inline, kernel, loop-inline, func-arg-inline, nop-removal, privileged, privilege, rnd-hi32, rnd-hi32-seed, "
                                "patchers, seed)");
             }
             if (!st) return st;

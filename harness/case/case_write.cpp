@@ -230,10 +230,11 @@ std::string write_case(const Case& c) {
       << " rnd-hi32=" << (c.options.test_rnd_hi32 ? 1 : 0);
     if (c.privilege != passes::Privilege::Root) o << " privilege=" << passes::to_string(c.privilege);
     if (c.options.rnd_hi32_seed) o << " rnd-hi32-seed=" << c.options.rnd_hi32_seed;
-    // the kernel's inlines are the default: only a fixed variant is written
+    // the kernel's inlines and nop removal are the default: only a fixed variant is written
     if (c.options.loop_inline != passes::InlineFix::Kernel) o << " loop-inline=" << name_in(kInlineFix, c.options.loop_inline);
     if (c.options.func_arg_inline != passes::InlineFix::Kernel)
         o << " func-arg-inline=" << name_in(kInlineFix, c.options.func_arg_inline);
+    if (c.options.nop_removal != passes::InlineFix::Kernel) o << " nop-removal=" << name_in(kInlineFix, c.options.nop_removal);
     o << '\n';
     if (!c.options.only.empty()) o << "passes=" << join(c.options.only, ',') << '\n';
     if (!c.patchers.empty()) o << "patchers=" << join(c.patchers, ',') << '\n';
