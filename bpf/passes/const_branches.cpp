@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "bpf/isa/jump_condition.hpp"
 #include "bpf/passes/pass_util.hpp"
 #include "bpf/program/cfg.hpp"
 
@@ -27,30 +28,8 @@ using namespace isa;
 using Value = std::optional<uint64_t>;  // nullopt: unknown
 using State = std::array<Value, 11>;    // r0-r10
 
-// The outcome of `dst op src` in the jump's width, when decidable.
-std::optional<bool> decide(const Insn& in, uint64_t a, uint64_t b) {
-    const bool w32 = cls(in) == BPF_JMP32;
-    if (w32) {
-        a = static_cast<uint32_t>(a);
-        b = static_cast<uint32_t>(b);
-    }
-    const auto sa = w32 ? static_cast<int64_t>(static_cast<int32_t>(a)) : static_cast<int64_t>(a);
-    const auto sb = w32 ? static_cast<int64_t>(static_cast<int32_t>(b)) : static_cast<int64_t>(b);
-    switch (op(in)) {
-        case BPF_JEQ: return a == b;
-        case BPF_JNE: return a != b;
-        case BPF_JGT: return a > b;
-        case BPF_JGE: return a >= b;
-        case BPF_JLT: return a < b;
-        case BPF_JLE: return a <= b;
-        case BPF_JSGT: return sa > sb;
-        case BPF_JSGE: return sa >= sb;
-        case BPF_JSLT: return sa < sb;
-        case BPF_JSLE: return sa <= sb;
-        case BPF_JSET: return (a & b) != 0;
-        default: return std::nullopt;  // JCOND (may_goto), the internal tail call
-    }
-}
+// The outcome of `dst op src` in the jump's width, when decidable (not for JCOND, the tail call).
+std::optional<bool> decide(const Insn& in, uint64_t a, uint64_t b) { return jump_taken(op(in), a, b, cls(in) == BPF_JMP32); }
 
 std::optional<bool> decide(const Insn& in, const State& s) {
     if (in.dst_reg > 10 || !s[in.dst_reg]) return std::nullopt;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "bpf/isa/helper_protos.hpp"
+#include "bpf/isa/jump_condition.hpp"
 #include "bpf/passes/insn_defs.hpp"
 #include "bpf/program/cfg.hpp"
 
@@ -461,29 +462,6 @@ std::optional<uint64_t> straight_line_constant(const Program& prog, const Entere
     return std::nullopt;
 }
 
-// is_branch_taken() on two known values: whether the jump `op` is taken, compared in 32 or 64 bits.
-bool branch_taken(uint8_t op, uint64_t a, uint64_t b, bool is32) {
-    if (is32) {
-        a = static_cast<uint32_t>(a);
-        b = static_cast<uint32_t>(b);
-    }
-    const int64_t sa = is32 ? static_cast<int32_t>(a) : static_cast<int64_t>(a);
-    const int64_t sb = is32 ? static_cast<int32_t>(b) : static_cast<int64_t>(b);
-    switch (op) {
-        case BPF_JEQ: return a == b;
-        case BPF_JNE: return a != b;
-        case BPF_JGT: return a > b;
-        case BPF_JGE: return a >= b;
-        case BPF_JLT: return a < b;
-        case BPF_JLE: return a <= b;
-        case BPF_JSGT: return sa > sb;
-        case BPF_JSGE: return sa >= sb;
-        case BPF_JSLT: return sa < sb;
-        case BPF_JSLE: return sa <= sb;
-        default: return (a & b) != 0;  // BPF_JSET
-    }
-}
-
 // Which side of the conditional jump at `pc` the verifier never follows when straight-line constants
 // decide it: Jump (not taken: only the fall-through is followed), FallThrough (taken), or None.
 // `entered(q)` says whether insn q is entered other than from the one before (entered_insns()),
@@ -501,7 +479,8 @@ Untaken untaken_side(const Program& prog, const Entered& entered, const Ends& en
                                       : std::optional<uint64_t>(is32 ? static_cast<uint32_t>(i.imm)
                                                                      : static_cast<uint64_t>(static_cast<int64_t>(i.imm)));
     if (!b) return Untaken::None;
-    return branch_taken(op, *a, *b, is32) ? Untaken::FallThrough : Untaken::Jump;
+    // is_branch_taken() on two known values (a conditional jump: jump_taken answers)
+    return isa::jump_taken(op, *a, *b, is32).value() ? Untaken::FallThrough : Untaken::Jump;
 }
 
 // The insns entered other than from the insn before: the entry, subprog starts, jump targets
