@@ -21,6 +21,12 @@ add_test(NAME gen_cli_same_seed_same_bytes COMMAND sh -c
    $<TARGET_FILE:patchfuzz> gen --seed 78 --size 300 -o ${GEN_OUT}/seed/c.case 2>/dev/null && \
    grep -q 'patchfuzz gen: seed 77' ${GEN_OUT}/seed/a.err && cmp ${GEN_OUT}/seed/a.case ${GEN_OUT}/seed/b.case && \
    ! cmp -s ${GEN_OUT}/seed/a.case ${GEN_OUT}/seed/c.case")
+# every verb reads a number alike (harness/cli/cli_numbers.hpp): 0x4d is 77
+add_test(NAME gen_cli_hex_seed_is_the_number COMMAND sh -c
+  "rm -rf ${GEN_OUT}/hex && mkdir -p ${GEN_OUT}/hex && \
+   $<TARGET_FILE:patchfuzz> gen --seed 0x4d --size 300 -o ${GEN_OUT}/hex/a.case 2>/dev/null && \
+   $<TARGET_FILE:patchfuzz> gen --seed 77 --size 300 -o ${GEN_OUT}/hex/b.case 2>/dev/null && \
+   cmp ${GEN_OUT}/hex/a.case ${GEN_OUT}/hex/b.case")
 add_test(NAME gen_cli_json_count COMMAND sh -c
   "rm -rf ${GEN_OUT}/count && mkdir -p ${GEN_OUT}/count && \
    $<TARGET_FILE:patchfuzz> gen --seed 5 --count 3 --json -o ${GEN_OUT}/count/dir 2>/dev/null > ${GEN_OUT}/count/stats.json && \

@@ -21,6 +21,7 @@
 #include "bench/bench_workload.hpp"
 #include "gen/profiles.hpp"
 #include "harness/cli/input_format.hpp"
+#include "harness/cli/cli_numbers.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
@@ -88,16 +89,7 @@ int fail(const std::string& msg) {
     return 2;
 }
 
-std::optional<uint64_t> parse_u64(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return std::nullopt;
-        if (v > (UINT64_MAX - 9) / 10) return std::nullopt;
-        v = v * 10 + static_cast<uint64_t>(c - '0');
-    }
-    return v;
-}
+std::optional<uint64_t> parse_u64(const std::string& s) { return parse_whole<uint64_t>(s); }
 
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> out;

@@ -15,6 +15,7 @@
 #include "gen/profiles.hpp"
 #include "harness/campaign/campaign.hpp"
 #include "harness/case/object_cases.hpp"
+#include "harness/cli/cli_numbers.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_image.hpp"
 #include "harness/kernel/process.hpp"
@@ -97,9 +98,9 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 bool parse_u64(const std::string& s, uint64_t& v) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 19) return false;
-    v = std::stoull(s);
-    return true;
+    const auto n = parse_whole<uint64_t>(s);
+    if (n) v = *n;
+    return n.has_value();
 }
 
 void on_signal(int) { harness::g_stop_campaign.store(true); }

@@ -20,6 +20,7 @@
 #include "gen/seed_case.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/campaign/reloc_feedback.hpp"
+#include "harness/cli/cli_numbers.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
@@ -59,13 +60,9 @@ int usage_error(const std::string& msg) {
 }
 
 bool parse_u64(std::string_view s, uint64_t& out) {
-    int base = 10;
-    if (s.size() > 2 && (s.substr(0, 2) == "0x" || s.substr(0, 2) == "0X")) {
-        s.remove_prefix(2);
-        base = 16;
-    }
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), out, base);
-    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+    const auto n = parse_whole<uint64_t>(s);
+    if (n) out = *n;
+    return n.has_value();
 }
 
 bool parse_double(const std::string& s, double& out) {

@@ -18,6 +18,7 @@
 #include "gen/acceptable_gen.hpp"
 #include "gen/ctx_reads.hpp"
 #include "harness/case/case_file.hpp"
+#include "harness/cli/cli_numbers.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_check.hpp"
 #include "harness/kernel/kernel_image.hpp"
@@ -116,10 +117,9 @@ struct Opts {
 };
 
 bool parse_u64(const char* s, uint64_t& v) {
-    char* end = nullptr;
-    errno = 0;
-    v = std::strtoull(s, &end, 0);
-    return s[0] != '-' && *s && end && !*end && errno == 0;
+    const auto n = parse_whole<uint64_t>(s);
+    if (n) v = *n;
+    return n.has_value();
 }
 
 int parse(Args args, Opts& o) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bpf/util/json.hpp"
+#include "harness/cli/cli_numbers.hpp"
 #include "harness/cli/commands.hpp"
 #include "oracles/smt/contract_proof.hpp"
 
@@ -32,11 +33,9 @@ constexpr const char* kUsage =
 
 
 bool parse_u32(const char* s, uint32_t& out) {
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(s, &end, 0);
-    if (!s[0] || *end || v > 0xffffffffUL || s[0] == '-') return false;
-    out = static_cast<uint32_t>(v);
-    return true;
+    const auto v = parse_whole<uint32_t>(s);
+    if (v) out = *v;
+    return v.has_value();
 }
 
 }  // namespace

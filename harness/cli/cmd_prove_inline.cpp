@@ -9,6 +9,7 @@
 
 #include "bpf/util/json.hpp"
 #include "bpf/arch/arch_profile.hpp"
+#include "harness/cli/cli_numbers.hpp"
 #include "harness/cli/commands.hpp"
 #include "oracles/smt/inline_equiv.hpp"
 #include "oracles/smt/smt_options.hpp"
@@ -39,11 +40,9 @@ constexpr const char* kUsage =
 
 
 bool parse_u32(const char* s, uint32_t& out) {
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(s, &end, 0);
-    if (!s[0] || *end || v > 0xffffffffUL || s[0] == '-') return false;
-    out = static_cast<uint32_t>(v);
-    return true;
+    const auto v = parse_whole<uint32_t>(s);
+    if (v) out = *v;
+    return v.has_value();
 }
 
 }  // namespace
