@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "bpf/program/aux_fields.hpp"
+
 namespace patchfuzz::oracles {
 namespace {
 
@@ -15,13 +17,13 @@ std::string hex_insn(const isa::Insn& i) {
     return buf;
 }
 
+// Every field, by its .case name (bpf/program/aux_fields.hpp), as a number.
 std::string describe_aux(const InsnAux& a) {
-    std::ostringstream o;
-    o << "orig_idx=" << a.orig_idx << " seen=" << a.seen << " zext_dst=" << a.zext_dst << " needs_zext=" << a.needs_zext
-      << " nospec=" << a.nospec << " nospec_result=" << a.nospec_result << " alu_state=" << int(a.alu_state)
-      << " map_index=" << a.map_index << " loop_inline=" << a.loop_fit_for_inline
-      << " cb=" << a.loop_callback_subprogno << " indirect_target=" << a.indirect_target;
-    return o.str();
+    std::string o;
+    for_each_aux_field([&](const char* name, auto member) {
+        o += (o.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(static_cast<int64_t>(a.*member));
+    });
+    return o;
 }
 
 // Compares two vectors of comparable records; returns the first differing index or -1.

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "bpf/program/aux_fields.hpp"
+
 namespace patchfuzz::loader {
 namespace {
 
@@ -91,23 +93,16 @@ void put_program(Writer& w, const Program& p) {
         w.num(i.imm);
     }
     w.num(static_cast<uint32_t>(p.aux.size()));
+    // Per insn: every non-flag field of the list (bpf/program/aux_fields.hpp) in its own width, in
+    // list order, then the flags as the bits of one word, in list order.
     for (const auto& a : p.aux) {
-        w.num(a.orig_idx);
         uint32_t flags = 0;
         int bit = 0;
-        for (bool b : {a.seen, a.zext_dst, a.needs_zext, a.nospec, a.nospec_result, a.map_ptr_poisoned,
-                       a.map_key_poisoned, a.map_key_known, a.loop_fit_for_inline, a.call_with_percpu_alloc_ptr,
-                       a.indirect_target})
-            flags |= uint32_t{b} << bit++;
+        for_each_aux_field([&](const char*, auto member) {
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(a.*member)>, bool>) flags |= uint32_t{a.*member} << bit++;
+            else w.num(a.*member);
+        });
         w.num(flags);
-        w.num(a.alu_state);
-        w.num(a.alu_limit);
-        w.num(a.ptr_type);
-        w.num(a.ctx_field_size);
-        w.num(a.map_index);
-        w.num(a.map_key);
-        w.num(a.loop_callback_subprogno);
-        w.num(a.arg_prog);
     }
     w.num(static_cast<uint32_t>(p.subprogs.size()));
     for (const auto& s : p.subprogs) {
@@ -180,16 +175,16 @@ bool get_program(Reader& r, Program& p) {
     if (!r.count(n, 20)) return false;
     p.aux.resize(n);
     for (auto& a : p.aux) {
+        bool ok = true;
+        for_each_aux_field([&](const char*, auto member) {
+            if constexpr (!std::is_same_v<std::remove_cvref_t<decltype(a.*member)>, bool>) ok = ok && r.num(a.*member);
+        });
         uint32_t flags = 0;
-        if (!r.num(a.orig_idx) || !r.num(flags) || !r.num(a.alu_state) || !r.num(a.alu_limit) || !r.num(a.ptr_type) ||
-            !r.num(a.ctx_field_size) || !r.num(a.map_index) || !r.num(a.map_key) || !r.num(a.loop_callback_subprogno) ||
-            !r.num(a.arg_prog))
-            return false;
+        if (!ok || !r.num(flags)) return false;
         int bit = 0;
-        for (bool* b : {&a.seen, &a.zext_dst, &a.needs_zext, &a.nospec, &a.nospec_result, &a.map_ptr_poisoned,
-                        &a.map_key_poisoned, &a.map_key_known, &a.loop_fit_for_inline, &a.call_with_percpu_alloc_ptr,
-                        &a.indirect_target})
-            *b = (flags >> bit++) & 1;
+        for_each_aux_field([&](const char*, auto member) {
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(a.*member)>, bool>) a.*member = (flags >> bit++) & 1;
+        });
         if (static_cast<uint8_t>(a.ptr_type) > static_cast<uint8_t>(PtrType::Arena)) return false;
     }
     if (!r.count(n, 17)) return false;

@@ -84,7 +84,8 @@ struct InsnAux {
     bool operator==(const InsnAux&) const = default;
 };
 static_assert(sizeof(InsnAux) == 36 && std::has_unique_object_representations_v<InsnAux>,
-              "InsnAux must stay free of padding: Program's operator== compares it with memcmp");
+              "InsnAux must stay free of padding: Program's operator== compares it with memcmp (a new field "
+              "also gets its line in bpf/program/aux_fields.hpp)");
 
 // struct bpf_subprog_info: the fields that patching touches or the passes read.
 struct SubprogInfo {

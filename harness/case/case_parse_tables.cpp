@@ -2,9 +2,11 @@
 // insn-arrays, pokes) and its explicit patch batches: each fills its part of the Case's Program,
 // with located errors for values out of the program's range.
 #include <string>
+#include <type_traits>
 
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/loader/bpf_names.hpp"
+#include "bpf/program/aux_fields.hpp"
 #include "harness/case/case_parser.hpp"
 #include "harness/case/case_vocab.hpp"
 
@@ -108,56 +110,27 @@ Status Parser::aux(const Section& s, Case& c) const {
             const std::string_view k = kvp.first;
             const std::optional<std::string_view>& v = kvp.second;
             if (!v) return err(l.no, t.col, "expected key=value, got '" + t.text + "'");
-            auto u32 = [&](uint32_t& dst, const char* what) -> Status {
-                auto n = num<uint32_t>(l, t, *v, what);
-                if (!n) return n.error();
-                dst = *n;
-                return {};
-            };
-            auto flag = [&](bool& dst) -> Status {
-                if (*v == "0") dst = false;
-                else if (*v == "1") dst = true;
-                else return err(l.no, t.col + k.size() + 1, "expected 0 or 1 for " + std::string(k));
-                return {};
-            };
             Status st;
-            uint32_t tmp = 0;
-            if (k == "orig") st = u32(a.orig_idx, "orig");
-            else if (k == "seen") st = flag(a.seen);
-            else if (k == "zext_dst") st = flag(a.zext_dst);
-            else if (k == "needs_zext") st = flag(a.needs_zext);
-            else if (k == "nospec") st = flag(a.nospec);
-            else if (k == "nospec_result") st = flag(a.nospec_result);
-            else if (k == "alu_state") {
-                st = u32(tmp, "alu_state");
-                if (st && tmp > 255) st = err(l.no, t.col, "alu_state " + std::to_string(tmp) + " is out of range");
-                a.alu_state = static_cast<uint8_t>(tmp);
-            } else if (k == "alu_limit") st = u32(a.alu_limit, "alu_limit");
-            else if (k == "ptr") {
-                auto p = value_in(kPtrTypes, *v);
-                if (!p) st = err(l.no, t.col + 4, "unknown pointer type '" + std::string(*v) + "'");
-                else a.ptr_type = *p;
-            } else if (k == "ctx_field_size") {
-                st = u32(tmp, "ctx_field_size");
-                if (st && tmp > 255) st = err(l.no, t.col, "ctx_field_size " + std::to_string(tmp) + " is out of range");
-                a.ctx_field_size = static_cast<uint8_t>(tmp);
-            } else if (k == "map") {
-                auto n = num<int32_t>(l, t, *v, "map");
-                if (!n) st = n.error();
-                else a.map_index = *n;
-            } else if (k == "map_ptr_poisoned") st = flag(a.map_ptr_poisoned);
-            else if (k == "map_key_poisoned") st = flag(a.map_key_poisoned);
-            else if (k == "map_key") st = u32(a.map_key, "map_key");
-            else if (k == "map_key_known") st = flag(a.map_key_known);
-            else if (k == "loop_inline") st = flag(a.loop_fit_for_inline);
-            else if (k == "loop_cb") st = u32(a.loop_callback_subprogno, "loop_cb");
-            else if (k == "percpu_alloc_ptr") st = flag(a.call_with_percpu_alloc_ptr);
-            else if (k == "arg_prog") {
-                st = u32(tmp, "arg_prog");
-                if (st && tmp > 255) st = err(l.no, t.col, "arg_prog " + std::to_string(tmp) + " is out of range");
-                a.arg_prog = static_cast<uint8_t>(tmp);
-            } else if (k == "indirect_target") st = flag(a.indirect_target);
-            else st = err(l.no, t.col, "unknown aux field '" + std::string(k) + "'");
+            bool known = false;
+            for_each_aux_field([&](const char* key, auto member) {
+                using T = std::remove_cvref_t<decltype(a.*member)>;
+                if (known || k != key) return;
+                known = true;
+                if constexpr (std::is_same_v<T, bool>) {
+                    if (*v == "0") a.*member = false;
+                    else if (*v == "1") a.*member = true;
+                    else st = err(l.no, t.col + k.size() + 1, "expected 0 or 1 for " + std::string(k));
+                } else if constexpr (std::is_same_v<T, PtrType>) {
+                    auto p = value_in(kPtrTypes, *v);
+                    if (!p) st = err(l.no, t.col + k.size() + 1, "unknown pointer type '" + std::string(*v) + "'");
+                    else a.*member = *p;
+                } else {
+                    auto n = num<T>(l, t, *v, key);
+                    if (!n) st = n.error();
+                    else a.*member = *n;
+                }
+            });
+            if (!known) st = err(l.no, t.col, "unknown aux field '" + std::string(k) + "'");
             if (!st) return st;
         }
     }

@@ -4,9 +4,11 @@
 #include <cctype>
 #include <cstdio>
 #include <sstream>
+#include <type_traits>
 
 #include "bpf/asm/disassemble.hpp"
 #include "bpf/loader/bpf_names.hpp"
+#include "bpf/program/aux_fields.hpp"
 #include "bpf/util/atomic_file.hpp"
 #include "bpf/util/hex.hpp"
 #include "harness/case/case_file.hpp"
@@ -60,35 +62,18 @@ std::string aux_line(const InsnAux& a, uint32_t i) {
     const InsnAux d{.orig_idx = i, .seen = true};
     std::string o;
     auto add = [&](const std::string& s) { o += " " + s; };
-    auto b = [&](bool v, bool dv, const char* k) {
-        if (v != dv) add(std::string(k) + "=" + (v ? "1" : "0"));
-    };
-    auto u = [&](uint64_t v, uint64_t dv, const char* k) {
-        if (v != dv) add(std::string(k) + "=" + std::to_string(v));
-    };
-    u(a.orig_idx, d.orig_idx, "orig");
-    b(a.seen, d.seen, "seen");
-    b(a.zext_dst, d.zext_dst, "zext_dst");
-    b(a.needs_zext, d.needs_zext, "needs_zext");
-    b(a.nospec, d.nospec, "nospec");
-    b(a.nospec_result, d.nospec_result, "nospec_result");
-    u(a.alu_state, d.alu_state, "alu_state");
-    u(a.alu_limit, d.alu_limit, "alu_limit");
-    if (a.ptr_type != d.ptr_type) {
-        auto n = name_in(kPtrTypes, a.ptr_type);
-        add("ptr=" + (n.empty() ? std::string("none") : std::string(n)));
-    }
-    u(a.ctx_field_size, d.ctx_field_size, "ctx_field_size");
-    if (a.map_index != d.map_index) add("map=" + std::to_string(a.map_index));
-    b(a.map_ptr_poisoned, d.map_ptr_poisoned, "map_ptr_poisoned");
-    b(a.map_key_poisoned, d.map_key_poisoned, "map_key_poisoned");
-    u(a.map_key, d.map_key, "map_key");
-    b(a.map_key_known, d.map_key_known, "map_key_known");
-    b(a.loop_fit_for_inline, d.loop_fit_for_inline, "loop_inline");
-    u(a.loop_callback_subprogno, d.loop_callback_subprogno, "loop_cb");
-    b(a.call_with_percpu_alloc_ptr, d.call_with_percpu_alloc_ptr, "percpu_alloc_ptr");
-    u(a.arg_prog, d.arg_prog, "arg_prog");
-    b(a.indirect_target, d.indirect_target, "indirect_target");
+    for_each_aux_field([&](const char* key, auto member) {
+        using T = std::remove_cvref_t<decltype(a.*member)>;
+        if (a.*member == d.*member) return;
+        if constexpr (std::is_same_v<T, bool>) {
+            add(std::string(key) + "=" + (a.*member ? "1" : "0"));
+        } else if constexpr (std::is_same_v<T, PtrType>) {
+            auto n = name_in(kPtrTypes, a.*member);
+            add(std::string(key) + "=" + (n.empty() ? std::string("none") : std::string(n)));
+        } else {
+            add(std::string(key) + "=" + std::to_string(a.*member));
+        }
+    });
     return o.empty() ? o : std::to_string(i) + o;
 }
 
