@@ -252,5 +252,53 @@ TEST(AcceptableGen, RootPlantsNoSpeculativeFacts) {
     }
 }
 
+// gotox (7.x, root): every table is a BPF_MAP_TYPE_INSN_ARRAY map after the program's other maps,
+// its entries name the first insn of each case (never a `goto +0`, finding 0003), the table load
+// names that map, inputs never fill it; the option is off by default and below root.
+TEST(AcceptableGen, JumpTablesAreWellFormed) {
+    AcceptableOptions o;
+    o.gotox = true;
+    size_t tables = 0;
+    for (uint64_t seed = 0; seed < 200; seed++) {
+        Rng rng(seed);
+        const auto c = generate_acceptable(rng, o);
+        const Program& p = c.program;
+        for (const InsnArray& ia : p.insn_arrays) {
+            ++tables;
+            ASSERT_GE(ia.map_index, 0);
+            const MapDef& m = p.maps[static_cast<size_t>(ia.map_index)];
+            EXPECT_EQ(m.type, isa::kMapTypeInsnArray);
+            EXPECT_EQ(m.max_entries, ia.entries.size());
+            for (size_t k = static_cast<size_t>(ia.map_index); k < p.maps.size(); k++)
+                EXPECT_EQ(p.maps[k].type, isa::kMapTypeInsnArray) << "a table map before a lookup map";
+            for (const InsnArrayEntry& e : ia.entries) {
+                ASSERT_LT(e.orig_off, p.len());
+                EXPECT_EQ(e.orig_off, e.xlated_off);
+                EXPECT_FALSE(isa::is_ja0(p.insns[e.orig_off])) << "seed " << seed;
+                EXPECT_TRUE(p.aux[e.orig_off].indirect_target);
+                EXPECT_TRUE(p.aux[e.orig_off].seen);
+            }
+            size_t loads = 0;
+            for (uint32_t i = 0; i + 1 < p.len(); i++)
+                if (isa::is_ldimm64(p.insns[i]) && p.insns[i].src_reg == BPF_PSEUDO_MAP_VALUE && p.insns[i].imm == ia.map_index) loads++;
+            EXPECT_EQ(loads, 1u);
+            for (const auto& in : c.inputs) EXPECT_TRUE(in.maps[static_cast<size_t>(ia.map_index)].empty());
+        }
+    }
+    EXPECT_GT(tables, 20u);
+    for (auto level : {passes::Privilege::Bpf, passes::Privilege::Unpriv}) {
+        o.privilege = level;
+        for (uint64_t seed = 0; seed < 50; seed++) {
+            Rng rng(seed);
+            EXPECT_TRUE(generate_acceptable(rng, o).program.insn_arrays.empty());
+        }
+    }
+    AcceptableOptions off;
+    for (uint64_t seed = 0; seed < 50; seed++) {
+        Rng rng(seed);
+        EXPECT_TRUE(generate_acceptable(rng, off).program.insn_arrays.empty());
+    }
+}
+
 }  // namespace
 }  // namespace patchfuzz::gen
