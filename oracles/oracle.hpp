@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +84,9 @@ struct Evidence {
     const ArchProfile* arch = nullptr;
     const passes::RewriteOptions* options = nullptr;
     const Program* program = nullptr;  // Case: the case's program, before any rewrite
+    // Case: the profiles judged together in one verdict (exec: runs two profiles share are made
+    // once); empty: `arch` alone, or the oracle's own choice when that is unset too.
+    std::span<const ArchProfile> arches;
 };
 
 class Oracle {
