@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "bpf/arch/arch_profile.hpp"
+#include "bpf/interp/exec_input.hpp"
 #include "bpf/passes/pass.hpp"
+#include "bpf/passes/privilege.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/program/program.hpp"
 #include "oracles/verdict.hpp"
@@ -87,6 +89,9 @@ struct Evidence {
     // Case: the profiles judged together in one verdict (exec: runs two profiles share are made
     // once); empty: `arch` alone, or the oracle's own choice when that is unset too.
     std::span<const ArchProfile> arches;
+    // Case: the case's own inputs (run first by exec, test-run by the kernel) and its loader level.
+    std::span<const interp::ExecInput> inputs;
+    passes::Privilege privilege = passes::Privilege::Root;
 };
 
 class Oracle {

@@ -25,6 +25,7 @@ using runner_parts::kind_of;
 using runner_parts::trigger_names;
 using runner_parts::Triggers;
 using runner_parts::wanted_oracles;
+using runner_parts::filed_arch;
 
 // One other patcher's run on a batch the reference was given: made on the same program just
 // before the reference applies the batch, and compared with the reference's result at once.
@@ -326,8 +327,11 @@ CaseReport run_case_memoised(const Case& c, const RunConfig& cfg) {
         for (auto& proof : inline_proofs(arch, c.options.iter_inline, cfg.smt_timeout_ms))
             add(std::move(proof.verdict), std::string(arch.name), "iter_inline", proof.sequence);
     };
+    std::vector<ArchProfile> judged_arches;  // every profile whose rewrite succeeded, for the case oracles
     auto add_exec_rewrites = [&](const ArchProfile& arch, const ArchRun& run) {
-        if (!exec || !run.ok || !c.patches.empty()) return;
+        if (!run.ok || !c.patches.empty()) return;
+        judged_arches.push_back(arch);
+        if (!exec) return;
         exec_arches.push_back(arch);
         given_rewrites.push_back({arch.name, patcher_names[0], run.rewritten});
         for (size_t i = 0; i < run.others_agree.size(); ++i)
@@ -515,11 +519,18 @@ CaseReport run_case_memoised(const Case& c, const RunConfig& cfg) {
         eo.failure_details = cfg.failure_details;
         oracles::Verdict v = oracles::exec::exec_diff(c.program, eo);
         if (!only_counted(v.outcome)) {
-            std::string arch = v.arch;  // a failure names its profile
-            if (arch.empty())
-                for (const auto& a : eo.archs) arch += (arch.empty() ? "" : ",") + std::string(a.name);
+            const std::string arch = filed_arch(v, eo.archs);
             keep(std::move(v), arch, "", "");
         }
+    }
+    if (c.patches.empty() && !cfg.extra_oracles.empty()) {
+        const oracles::Evidence e = runner_parts::case_evidence(c, judged_arches);
+        for (oracles::Oracle* oracle : cfg.extra_oracles)
+            if (oracle->applies_to(e))
+                for (oracles::Verdict& v : oracle->judge(e)) {
+                    const std::string arch = filed_arch(v, judged_arches);
+                    add(std::move(v), arch, "", "");
+                }
     }
     for (Program& p : rewritten_per_arch) RewritePrograms::give_back(std::move(p));
     for (ArchRun& r : arch_runs)

@@ -131,7 +131,6 @@ CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
     if (wanted.has(oracles::OracleId::Exec)) {
         oracles::exec::ExecDiffOptions eo;
         eo.patchers = patcher_names;
-        eo.given = c.inputs;
         eo.inputs = cfg.exec_inputs;
         eo.seed = c.seed;
         eo.failure_details = cfg.failure_details;
@@ -202,20 +201,20 @@ CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
     }
     triggers.add_to(report.pass_triggers);
 
-    if (!rewritten_arches.empty()) {
-        oracles::Evidence e;
-        e.program = &c.program;
-        e.options = &c.options;
-        e.arches = rewritten_arches;
-        for (oracles::Oracle* oracle : case_oracles)
-            if (oracle->applies_to(e))
-                for (oracles::Verdict& v : oracle->judge(e)) {
-                    std::string arch = v.arch;  // a failure names its profile; else every profile judged
-                    if (arch.empty())
-                        for (const ArchProfile& a : rewritten_arches) arch += (arch.empty() ? "" : ",") + std::string(a.name);
-                    sink.add(std::move(v), arch, "", "");
-                }
-    }
+    // The case oracles: exec when a profile's rewrite succeeded, the ones given from outside (the
+    // kernel) whenever the passes ran.
+    const oracles::Evidence e = case_evidence(c, rewritten_arches);
+    auto judge_case = [&](oracles::Oracle& oracle) {
+        if (oracle.applies_to(e))
+            for (oracles::Verdict& v : oracle.judge(e)) {
+                const std::string arch = filed_arch(v, rewritten_arches);
+                sink.add(std::move(v), arch, "", "");
+            }
+    };
+    if (!rewritten_arches.empty())
+        for (oracles::Oracle* oracle : case_oracles) judge_case(*oracle);
+    if (c.patches.empty())
+        for (oracles::Oracle* oracle : cfg.extra_oracles) judge_case(*oracle);
     return report;
 }
 

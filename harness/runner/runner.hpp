@@ -12,6 +12,7 @@
 #include "bpf/patch/reloc_coverage.hpp"
 #include "bpf/program/program.hpp"
 #include "harness/case/case_file.hpp"
+#include "oracles/oracle.hpp"
 #include "oracles/verdict.hpp"
 
 namespace patchfuzz::harness {
@@ -43,6 +44,10 @@ struct RunConfig {
     // false: a Pass verdict is only counted (CaseReport::counted_passes), not kept. What a
     // campaign judges with: it reads no more of a pass than that it passed, and most verdicts pass.
     bool keep_passes = true;
+    // Case-scope oracles the runner cannot make itself (the kernel oracle needs a VM:
+    // harness/kernel/kernel_oracle.hpp), not owned: each judges every case without explicit
+    // batches, after the built-in oracles.
+    std::vector<oracles::Oracle*> extra_oracles;
     // When set, every batch a patcher is given adds its relocation-coverage cells here (computed
     // from the program and the batch alone, bpf/patch/reloc_coverage.hpp). Not owned.
     patch::CoverageSet* coverage = nullptr;

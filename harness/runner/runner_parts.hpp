@@ -90,4 +90,25 @@ inline oracles::OracleSet wanted_oracles(const RunConfig& cfg) {
     return *set;
 }
 
+// The profile name a case oracle's verdict is filed under: its own (a failure names the profile
+// it was seen on), else every profile the case was judged under, comma-joined.
+inline std::string filed_arch(const oracles::Verdict& v, std::span<const ArchProfile> judged) {
+    std::string arch = v.arch;
+    if (arch.empty())
+        for (const ArchProfile& a : judged) arch += (arch.empty() ? "" : ",") + std::string(a.name);
+    return arch;
+}
+
+// The evidence the case oracles judge: the case's program, options, inputs and loader level, and
+// the profiles whose rewrite succeeded.
+inline oracles::Evidence case_evidence(const Case& c, std::span<const ArchProfile> judged) {
+    oracles::Evidence e;
+    e.program = &c.program;
+    e.options = &c.options;
+    e.arches = judged;
+    e.inputs = c.inputs;
+    e.privilege = c.privilege;
+    return e;
+}
+
 }  // namespace patchfuzz::harness::runner_parts
