@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "bpf/program/aux_fields.hpp"
+#include "bpf/program/record_fields.hpp"
 
 namespace patchfuzz::oracles {
 namespace {
@@ -50,19 +51,19 @@ std::string at_or_missing(const std::vector<T>& v, int64_t i, std::string (*show
                                                                                      " entries)";
 }
 
-std::string show_subprog(const SubprogInfo& s) {
-    return "start=" + std::to_string(s.start) + " stack_depth=" + std::to_string(s.stack_depth) +
-           " stack_extra=" + std::to_string(s.stack_extra) + " linfo_idx=" + std::to_string(s.linfo_idx);
-}
-std::string show_linfo(const LineInfo& l) {
-    return "insn_off=" + std::to_string(l.insn_off) + " line_col=" + std::to_string(l.line_col);
-}
-std::string show_finfo(const FuncInfo& f) {
-    return "insn_off=" + std::to_string(f.insn_off) + " type_id=" + std::to_string(f.type_id);
-}
-std::string show_poke(const PokeDesc& p) {
-    return "insn_idx=" + std::to_string(p.insn_idx) + " map=" + std::to_string(p.map_index) +
-           " key=" + std::to_string(p.key);
+// Every field of a side-table record, by its .case name (bpf/program/record_fields.hpp).
+template <class R>
+std::string show_record(const R& r) {
+    std::string o;
+    RecordFields<R>::visit([&](const char* name, auto member, FieldForm form) {
+        const auto v = r.*member;
+        o += (o.empty() ? "" : " ") + std::string(name) + "=";
+        if (form == FieldForm::LineCol)
+            o += std::to_string(v >> kLineColColumnBits) + ":" + std::to_string(v & ((1u << kLineColColumnBits) - 1));
+        else
+            o += std::to_string(static_cast<int64_t>(v));
+    });
+    return o;
 }
 std::string show_kfunc(const KfuncDesc& k) { return k.name + "#" + std::to_string(k.btf_id); }
 std::string show_aux(const InsnAux& a) { return describe_aux(a); }
@@ -113,16 +114,16 @@ Verdict compare_patcher_outputs(const PatcherRun& e, const PatcherRun& a) {
                                     at_or_missing(pa.aux, i, show_aux)));
     if (auto i = first_diff(pe.subprogs, pa.subprogs, std::equal_to<>()); i >= 0)
         return Verdict::fail(oracle, "subprog-start", "subprog " + std::to_string(i) + " differs",
-                             s.both("subprog " + std::to_string(i), at_or_missing(pe.subprogs, i, show_subprog),
-                                    at_or_missing(pa.subprogs, i, show_subprog)));
+                             s.both("subprog " + std::to_string(i), at_or_missing(pe.subprogs, i, show_record<SubprogInfo>),
+                                    at_or_missing(pa.subprogs, i, show_record<SubprogInfo>)));
     if (auto i = first_diff(pe.linfo, pa.linfo, std::equal_to<>()); i >= 0)
         return Verdict::fail(oracle, "linfo", "line info " + std::to_string(i) + " differs",
-                             s.both("linfo " + std::to_string(i), at_or_missing(pe.linfo, i, show_linfo),
-                                    at_or_missing(pa.linfo, i, show_linfo)));
+                             s.both("linfo " + std::to_string(i), at_or_missing(pe.linfo, i, show_record<LineInfo>),
+                                    at_or_missing(pa.linfo, i, show_record<LineInfo>)));
     if (auto i = first_diff(pe.finfo, pa.finfo, std::equal_to<>()); i >= 0)
         return Verdict::fail(oracle, "finfo", "func info " + std::to_string(i) + " differs",
-                             s.both("finfo " + std::to_string(i), at_or_missing(pe.finfo, i, show_finfo),
-                                    at_or_missing(pa.finfo, i, show_finfo)));
+                             s.both("finfo " + std::to_string(i), at_or_missing(pe.finfo, i, show_record<FuncInfo>),
+                                    at_or_missing(pa.finfo, i, show_record<FuncInfo>)));
     if (pe.insn_arrays.size() != pa.insn_arrays.size())
         return Verdict::fail(oracle, "insn-array", "different number of insn arrays",
                              s.both("insn arrays", std::to_string(pe.insn_arrays.size()),
@@ -145,8 +146,8 @@ Verdict compare_patcher_outputs(const PatcherRun& e, const PatcherRun& a) {
     }
     if (auto i = first_diff(pe.pokes, pa.pokes, std::equal_to<>()); i >= 0)
         return Verdict::fail(oracle, "poke", "poke descriptor " + std::to_string(i) + " differs",
-                             s.both("poke " + std::to_string(i), at_or_missing(pe.pokes, i, show_poke),
-                                    at_or_missing(pa.pokes, i, show_poke)));
+                             s.both("poke " + std::to_string(i), at_or_missing(pe.pokes, i, show_record<PokeDesc>),
+                                    at_or_missing(pa.pokes, i, show_record<PokeDesc>)));
     if (auto i = first_diff(pe.kfuncs, pa.kfuncs, std::equal_to<>()); i >= 0)
         return Verdict::fail(oracle, "kfunc-desc", "kfunc descriptor " + std::to_string(i) + " differs",
                              s.both("kfunc " + std::to_string(i), at_or_missing(pe.kfuncs, i, show_kfunc),

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "bpf/program/aux_fields.hpp"
+#include "bpf/program/record_fields.hpp"
 
 namespace patchfuzz::loader {
 namespace {
@@ -81,6 +82,67 @@ private:
     bool ok_ = true;
 };
 
+template <class T>
+constexpr bool is_flag = std::is_same_v<std::remove_cvref_t<T>, bool>;
+
+// A side-table record (bpf/program/record_fields.hpp): its numbers in list order, each in its
+// own width, then its flags as the bits of one byte (when it has any).
+template <class R>
+void put_record(Writer& w, const R& r) {
+    uint8_t flags = 0;
+    int bit = 0;
+    RecordFields<R>::visit([&](const char*, auto member, FieldForm) {
+        if constexpr (is_flag<decltype(r.*member)>) flags = static_cast<uint8_t>(flags | uint8_t{r.*member} << bit++);
+        else w.num(r.*member);
+    });
+    if (bit != 0) w.num(flags);
+}
+
+template <class R>
+bool get_record(Reader& rd, R& r) {
+    bool ok = true, has_flags = false;
+    RecordFields<R>::visit([&](const char*, auto member, FieldForm) {
+        if constexpr (is_flag<decltype(r.*member)>) has_flags = true;
+        else ok = ok && rd.num(r.*member);
+    });
+    uint8_t flags = 0;
+    if (!ok || (has_flags && !rd.num(flags))) return false;
+    int bit = 0;
+    RecordFields<R>::visit([&](const char*, auto member, FieldForm) {
+        if constexpr (is_flag<decltype(r.*member)>) r.*member = (flags >> bit++) & 1;
+    });
+    return true;
+}
+
+// The bytes put_record() writes for one R: the least a count of them can take.
+template <class R>
+constexpr size_t record_bytes() {
+    size_t n = 0;
+    bool has_flags = false;
+    RecordFields<R>::visit([&](const char*, auto member, FieldForm) {
+        using T = std::remove_cvref_t<decltype(R{}.*member)>;
+        if constexpr (std::is_same_v<T, bool>) has_flags = true;
+        else n += sizeof(T);
+    });
+    return n + (has_flags ? 1 : 0);
+}
+
+template <class R>
+void put_records(Writer& w, const std::vector<R>& v) {
+    w.num(static_cast<uint32_t>(v.size()));
+    for (const R& r : v) put_record(w, r);
+}
+
+template <class R>
+bool get_records(Reader& rd, std::vector<R>& v) {
+    uint32_t n = 0;
+    if (!rd.count(n, record_bytes<R>())) return false;
+    v.resize(n);
+    for (R& r : v)
+        if (!get_record(rd, r)) return false;
+    return true;
+}
+
 void put_program(Writer& w, const Program& p) {
     w.num(kMagicProgram);
     w.str(p.name);
@@ -104,29 +166,9 @@ void put_program(Writer& w, const Program& p) {
         });
         w.num(flags);
     }
-    w.num(static_cast<uint32_t>(p.subprogs.size()));
-    for (const auto& s : p.subprogs) {
-        w.num(s.start);
-        w.num(s.stack_depth);
-        w.num(s.stack_extra);
-        w.num(s.linfo_idx);
-        uint8_t flags = 0;
-        int bit = 0;
-        for (bool b : {s.has_tail_call, s.is_cb, s.is_async_cb, s.is_exception_cb, s.is_hidden}) flags |= uint8_t(b << bit++);
-        w.num(flags);
-    }
-    w.num(static_cast<uint32_t>(p.linfo.size()));
-    for (const auto& l : p.linfo) {
-        w.num(l.insn_off);
-        w.num(l.file_name_off);
-        w.num(l.line_off);
-        w.num(l.line_col);
-    }
-    w.num(static_cast<uint32_t>(p.finfo.size()));
-    for (const auto& f : p.finfo) {
-        w.num(f.insn_off);
-        w.num(f.type_id);
-    }
+    put_records(w, p.subprogs);
+    put_records(w, p.linfo);
+    put_records(w, p.finfo);
     w.num(static_cast<uint32_t>(p.insn_arrays.size()));
     for (const auto& a : p.insn_arrays) {
         w.num(a.map_index);
@@ -136,12 +178,7 @@ void put_program(Writer& w, const Program& p) {
             w.num(e.xlated_off);
         }
     }
-    w.num(static_cast<uint32_t>(p.pokes.size()));
-    for (const auto& k : p.pokes) {
-        w.num(k.insn_idx);
-        w.num(k.map_index);
-        w.num(k.key);
-    }
+    put_records(w, p.pokes);
     w.num(static_cast<uint32_t>(p.kfuncs.size()));
     for (const auto& k : p.kfuncs) {
         w.num(k.btf_id);
@@ -187,22 +224,7 @@ bool get_program(Reader& r, Program& p) {
         });
         if (static_cast<uint8_t>(a.ptr_type) > static_cast<uint8_t>(PtrType::Arena)) return false;
     }
-    if (!r.count(n, 17)) return false;
-    p.subprogs.resize(n);
-    for (auto& s : p.subprogs) {
-        uint8_t flags = 0;
-        if (!r.num(s.start) || !r.num(s.stack_depth) || !r.num(s.stack_extra) || !r.num(s.linfo_idx) || !r.num(flags)) return false;
-        int bit = 0;
-        for (bool* b : {&s.has_tail_call, &s.is_cb, &s.is_async_cb, &s.is_exception_cb, &s.is_hidden}) *b = (flags >> bit++) & 1;
-    }
-    if (!r.count(n, 16)) return false;
-    p.linfo.resize(n);
-    for (auto& l : p.linfo)
-        if (!r.num(l.insn_off) || !r.num(l.file_name_off) || !r.num(l.line_off) || !r.num(l.line_col)) return false;
-    if (!r.count(n, 8)) return false;
-    p.finfo.resize(n);
-    for (auto& f : p.finfo)
-        if (!r.num(f.insn_off) || !r.num(f.type_id)) return false;
+    if (!get_records(r, p.subprogs) || !get_records(r, p.linfo) || !get_records(r, p.finfo)) return false;
     if (!r.count(n, 8)) return false;
     p.insn_arrays.resize(n);
     for (auto& a : p.insn_arrays) {
@@ -212,10 +234,7 @@ bool get_program(Reader& r, Program& p) {
         for (auto& e : a.entries)
             if (!r.num(e.orig_off) || !r.num(e.xlated_off)) return false;
     }
-    if (!r.count(n, 12)) return false;
-    p.pokes.resize(n);
-    for (auto& k : p.pokes)
-        if (!r.num(k.insn_idx) || !r.num(k.map_index) || !r.num(k.key)) return false;
+    if (!get_records(r, p.pokes)) return false;
     if (!r.count(n, 14)) return false;
     p.kfuncs.resize(n);
     for (auto& k : p.kfuncs)

@@ -289,7 +289,7 @@ TEST(CaseFile, ErrorsAreLocated) {
     EXPECT_EQ(parse_err(prog + "-- insn-arrays\n0:1\n"), "t.case:5:1: expected 'map=N ORIG:XLATED ...'");
     EXPECT_EQ(parse_err(prog + "-- insn-arrays\nmap=0 3\n"), "t.case:5:7: expected ORIG:XLATED or ORIG:del, got '3'");
     EXPECT_EQ(parse_err(prog + "-- pokes\ninsn=1 slot=2\n"), "t.case:5:8: unknown poke attribute 'slot=2' (insn=, map=, key=)");
-    EXPECT_EQ(parse_err(prog + "-- subprogs\n0 big\n"), "t.case:5:3: unknown subprog attribute 'big'");
+    EXPECT_EQ(parse_err(prog + "-- subprogs\n0 big\n"), "t.case:5:3: unknown subprog attribute 'big' (stack=, extra=, linfo=, tail_call, cb, async_cb, exception_cb, hidden)");
     EXPECT_EQ(parse_err(prog + "-- kfuncs\n70001\n"), "t.case:5:1: expected 'BTF_ID NAME [kind=...] [off=N]'");
     EXPECT_EQ(parse_err(prog + "-- kfuncs\n70001 f kind=weird\n"), "t.case:5:14: unknown kfunc kind 'weird'");
     // patches

@@ -7,6 +7,7 @@
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/loader/bpf_names.hpp"
 #include "bpf/program/aux_fields.hpp"
+#include "bpf/program/record_fields.hpp"
 #include "harness/case/case_parser.hpp"
 #include "harness/case/case_vocab.hpp"
 
@@ -137,93 +138,86 @@ Status Parser::aux(const Section& s, Case& c) const {
     return {};
 }
 
+// One side-table record per line, read as its field list says (bpf/program/record_fields.hpp):
+// the Lead field first when the record has one, then key=N, key=LINE:COL and bare flag words.
+template <class R>
+Status Parser::records(const Section& s, std::vector<R>& out) const {
+    using Fields = RecordFields<R>;
+    std::string known_keys;  // for the error on an unknown attribute
+    Fields::visit([&](const char* key, auto, FieldForm form) {
+        if (form == FieldForm::Lead) return;
+        known_keys += (known_keys.empty() ? "" : ", ") + std::string(key) + (form == FieldForm::Flag ? "" : "=");
+    });
+    for (const auto& l : s.body) {
+        if (blank_or_comment(l.text)) continue;
+        auto toks = tokens(l);
+        if (!toks) return toks.error();
+        R r{};
+        Status st;
+        size_t first = 0;
+        if constexpr (Fields::lead != nullptr) {
+            const Tok& t = (*toks)[0];
+            Fields::visit([&](const char*, auto member, FieldForm form) {
+                using T = std::remove_cvref_t<decltype(r.*member)>;
+                if constexpr (!std::is_same_v<T, bool>)
+                    if (form == FieldForm::Lead) {
+                        auto n = num<T>(l, t, t.text, Fields::lead);
+                        if (!n) st = n.error();
+                        else r.*member = *n;
+                    }
+            });
+            if (!st) return st;
+            first = 1;
+        }
+        for (size_t i = first; i < toks->size(); ++i) {
+            const Tok& t = (*toks)[i];
+            const auto kvp = kv(t);  // (not a structured binding: the lambda below captures it)
+            const std::string_view k = kvp.first;
+            const std::optional<std::string_view>& v = kvp.second;
+            bool known = false;
+            Fields::visit([&](const char* key, auto member, FieldForm form) {
+                using T = std::remove_cvref_t<decltype(r.*member)>;
+                if (known || form == FieldForm::Lead || k != key || (form == FieldForm::Flag) != !v) return;
+                known = true;
+                if constexpr (std::is_same_v<T, bool>) {
+                    r.*member = true;
+                } else if (form == FieldForm::LineCol) {
+                    auto colon = v->find(':');
+                    if (colon == std::string_view::npos) {
+                        st = err(l.no, t.col, "expected " + std::string(key) + "=LINE:COL");
+                        return;
+                    }
+                    auto ln = num<uint32_t>(l, t, v->substr(0, colon), "line");
+                    auto cl = ln ? num<uint32_t>(l, t, v->substr(colon + 1), "column") : Expected<uint32_t>(0u);
+                    if (!ln || !cl) {
+                        st = !ln ? ln.error() : cl.error();
+                    } else if (*ln >= kLineColMaxLine || *cl >= (1u << kLineColColumnBits)) {
+                        st = err(l.no, t.col, "line " + std::string(*v) + " out of range (line < 2^22, col < 1024)");
+                    } else {
+                        r.*member = static_cast<T>(*ln << kLineColColumnBits | *cl);
+                    }
+                } else {
+                    auto n = num<T>(l, t, *v, key);
+                    if (!n) st = n.error();
+                    else r.*member = *n;
+                }
+            });
+            if (!st) return st;
+            if (!known) return err(l.no, t.col, "unknown " + std::string(Fields::noun) + " attribute '" + t.text + "' (" + known_keys + ")");
+        }
+        out.push_back(r);
+    }
+    return {};
+}
+
 Status Parser::subprogs(const Section& s, Case& c) const {
     c.program.subprogs.clear();
-    for (const auto& l : s.body) {
-        if (blank_or_comment(l.text)) continue;
-        auto toks = tokens(l);
-        if (!toks) return toks.error();
-        auto start = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "subprog start");
-        if (!start) return start.error();
-        SubprogInfo si{.start = *start};
-        for (size_t i = 1; i < toks->size(); ++i) {
-            const Tok& t = (*toks)[i];
-            auto [k, v] = kv(t);
-            Expected<uint32_t> n = 0u;
-            if (v && (k == "stack" || k == "extra" || k == "linfo")) {
-                if (!(n = num<uint32_t>(l, t, *v, std::string(k)))) return n.error();
-                (k == "stack" ? si.stack_depth : k == "extra" ? si.stack_extra : si.linfo_idx) = *n;
-            } else if (!v && k == "tail_call") si.has_tail_call = true;
-            else if (!v && k == "cb") si.is_cb = true;
-            else if (!v && k == "async_cb") si.is_async_cb = true;
-            else if (!v && k == "exception_cb") si.is_exception_cb = true;
-            else if (!v && k == "hidden") si.is_hidden = true;
-            else return err(l.no, t.col, "unknown subprog attribute '" + t.text + "'");
-        }
-        c.program.subprogs.push_back(si);
-    }
-    return {};
+    return records(s, c.program.subprogs);
 }
 
-Status Parser::linfo(const Section& s, Case& c) const {
-    for (const auto& l : s.body) {
-        if (blank_or_comment(l.text)) continue;
-        auto toks = tokens(l);
-        if (!toks) return toks.error();
-        auto off = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "insn offset");
-        if (!off) return off.error();
-        LineInfo li{.insn_off = *off};
-        for (size_t i = 1; i < toks->size(); ++i) {
-            const Tok& t = (*toks)[i];
-            auto [k, v] = kv(t);
-            Expected<uint32_t> n = 0u;
-            if (v && k == "file") {
-                if (!(n = num<uint32_t>(l, t, *v, "file"))) return n.error();
-                li.file_name_off = *n;
-            } else if (v && k == "line_off") {
-                if (!(n = num<uint32_t>(l, t, *v, "line_off"))) return n.error();
-                li.line_off = *n;
-            } else if (v && k == "line") {
-                auto colon = v->find(':');
-                if (colon == std::string_view::npos) return err(l.no, t.col, "expected line=LINE:COL");
-                auto ln = num<uint32_t>(l, t, v->substr(0, colon), "line");
-                if (!ln) return ln.error();
-                auto cl = num<uint32_t>(l, t, v->substr(colon + 1), "column");
-                if (!cl) return cl.error();
-                if (*ln >= (1u << 22) || *cl >= (1u << 10)) return err(l.no, t.col, "line " + std::string(*v) + " out of range (line < 2^22, col < 1024)");
-                li.line_col = (*ln << 10) | *cl;
-            } else {
-                return err(l.no, t.col, "unknown line-info attribute '" + t.text + "'");
-            }
-        }
-        c.program.linfo.push_back(li);
-    }
-    return {};
-}
+Status Parser::linfo(const Section& s, Case& c) const { return records(s, c.program.linfo); }
 
-Status Parser::finfo(const Section& s, Case& c) const {
-    for (const auto& l : s.body) {
-        if (blank_or_comment(l.text)) continue;
-        auto toks = tokens(l);
-        if (!toks) return toks.error();
-        auto off = num<uint32_t>(l, (*toks)[0], (*toks)[0].text, "insn offset");
-        if (!off) return off.error();
-        FuncInfo fi{.insn_off = *off};
-        for (size_t i = 1; i < toks->size(); ++i) {
-            const Tok& t = (*toks)[i];
-            auto [k, v] = kv(t);
-            if (v && k == "type") {
-                auto n = num<uint32_t>(l, t, *v, "type id");
-                if (!n) return n.error();
-                fi.type_id = *n;
-            } else {
-                return err(l.no, t.col, "unknown func-info attribute '" + t.text + "'");
-            }
-        }
-        c.program.finfo.push_back(fi);
-    }
-    return {};
-}
+Status Parser::finfo(const Section& s, Case& c) const { return records(s, c.program.finfo); }
 
 Status Parser::insn_arrays(const Section& s, Case& c) const {
     for (const auto& l : s.body) {
@@ -257,34 +251,7 @@ Status Parser::insn_arrays(const Section& s, Case& c) const {
     return {};
 }
 
-Status Parser::pokes(const Section& s, Case& c) const {
-    for (const auto& l : s.body) {
-        if (blank_or_comment(l.text)) continue;
-        auto toks = tokens(l);
-        if (!toks) return toks.error();
-        PokeDesc pd;
-        for (const Tok& t : *toks) {
-            auto [k, v] = kv(t);
-            if (v && k == "insn") {
-                auto n = num<uint32_t>(l, t, *v, "insn");
-                if (!n) return n.error();
-                pd.insn_idx = *n;
-            } else if (v && k == "map") {
-                auto n = num<int32_t>(l, t, *v, "map");
-                if (!n) return n.error();
-                pd.map_index = *n;
-            } else if (v && k == "key") {
-                auto n = num<uint32_t>(l, t, *v, "key");
-                if (!n) return n.error();
-                pd.key = *n;
-            } else {
-                return err(l.no, t.col, "unknown poke attribute '" + t.text + "' (insn=, map=, key=)");
-            }
-        }
-        c.program.pokes.push_back(pd);
-    }
-    return {};
-}
+Status Parser::pokes(const Section& s, Case& c) const { return records(s, c.program.pokes); }
 
 Status Parser::patches(const Section& s, Case& c) const {
     const auto& b = s.body;

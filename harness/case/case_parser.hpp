@@ -64,6 +64,8 @@ private:
     Status maps(const Section& s, Case& c) const;
     Status kfuncs(const Section& s, Case& c) const;
     Status aux(const Section& s, Case& c) const;
+    template <class R>
+    Status records(const Section& s, std::vector<R>& out) const;
     Status subprogs(const Section& s, Case& c) const;
     Status linfo(const Section& s, Case& c) const;
     Status finfo(const Section& s, Case& c) const;

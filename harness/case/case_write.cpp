@@ -9,6 +9,7 @@
 #include "bpf/asm/disassemble.hpp"
 #include "bpf/loader/bpf_names.hpp"
 #include "bpf/program/aux_fields.hpp"
+#include "bpf/program/record_fields.hpp"
 #include "bpf/util/atomic_file.hpp"
 #include "bpf/util/hex.hpp"
 #include "harness/case/case_file.hpp"
@@ -89,6 +90,33 @@ bool inputs_equal(const interp::ExecInput& a, const interp::ExecInput& b) {
     return true;
 }
 
+// A side-table section, one record per line as its field list says (bpf/program/record_fields.hpp).
+template <class R>
+void write_records(std::ostringstream& o, const char* section, const std::vector<R>& records) {
+    o << "-- " << section << '\n';
+    for (const R& r : records) {
+        bool first = true;
+        auto field = [&]() -> std::ostringstream& {
+            if (!first) o << ' ';
+            first = false;
+            return o;
+        };
+        RecordFields<R>::visit([&](const char* key, auto member, FieldForm form) {
+            const auto v = r.*member;
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, bool>) {
+                if (v) field() << key;
+            } else if (form == FieldForm::Lead) {
+                field() << v;
+            } else if (form == FieldForm::LineCol) {
+                field() << key << '=' << (v >> kLineColColumnBits) << ':' << (v & ((1u << kLineColColumnBits) - 1));
+            } else if (v != 0 || RecordFields<R>::write_zeros) {
+                field() << key << '=' << v;
+            }
+        });
+        o << '\n';
+    }
+}
+
 void write_asm(std::ostringstream& o, const std::vector<isa::Insn>& insns, const char* indent) {
     const std::string text = assembly::disassemble(insns);
     size_t start = 0;
@@ -148,31 +176,9 @@ std::string write_case(const Case& c) {
         if (!l.empty()) aux_text += l + "\n";
     }
     if (!aux_text.empty()) o << "-- aux\n" << aux_text;
-    if (p.subprogs != make_program(p.insns).subprogs) {
-        o << "-- subprogs\n";
-        for (const auto& s : p.subprogs) {
-            o << s.start;
-            if (s.stack_depth) o << " stack=" << s.stack_depth;
-            if (s.stack_extra) o << " extra=" << s.stack_extra;
-            if (s.linfo_idx) o << " linfo=" << s.linfo_idx;
-            if (s.has_tail_call) o << " tail_call";
-            if (s.is_cb) o << " cb";
-            if (s.is_async_cb) o << " async_cb";
-            if (s.is_exception_cb) o << " exception_cb";
-            if (s.is_hidden) o << " hidden";
-            o << '\n';
-        }
-    }
-    if (!p.linfo.empty()) {
-        o << "-- linfo\n";
-        for (const auto& l : p.linfo)
-            o << l.insn_off << " file=" << l.file_name_off << " line_off=" << l.line_off << " line=" << (l.line_col >> 10) << ':'
-              << (l.line_col & 1023) << '\n';
-    }
-    if (!p.finfo.empty()) {
-        o << "-- finfo\n";
-        for (const auto& f : p.finfo) o << f.insn_off << " type=" << f.type_id << '\n';
-    }
+    if (p.subprogs != make_program(p.insns).subprogs) write_records(o, "subprogs", p.subprogs);
+    if (!p.linfo.empty()) write_records(o, "linfo", p.linfo);
+    if (!p.finfo.empty()) write_records(o, "finfo", p.finfo);
     if (!p.insn_arrays.empty()) {
         o << "-- insn-arrays\n";
         for (const auto& a : p.insn_arrays) {
@@ -185,10 +191,7 @@ std::string write_case(const Case& c) {
             o << '\n';
         }
     }
-    if (!p.pokes.empty()) {
-        o << "-- pokes\n";
-        for (const auto& k : p.pokes) o << "insn=" << k.insn_idx << " map=" << k.map_index << " key=" << k.key << '\n';
-    }
+    if (!p.pokes.empty()) write_records(o, "pokes", p.pokes);
     if (!c.patches.empty()) {
         o << "-- patches\n";
         for (const auto& b : c.patches) {

@@ -2,84 +2,101 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace patchfuzz::plugin {
 namespace {
 
-pf_insn_aux aux_to_pf(const InsnAux& a) {
-    pf_insn_aux o{};
-    o.orig_idx = a.orig_idx;
-    o.seen = a.seen;
-    o.zext_dst = a.zext_dst;
-    o.needs_zext = a.needs_zext;
-    o.nospec = a.nospec;
-    o.nospec_result = a.nospec_result;
-    o.alu_state = a.alu_state;
-    o.ptr_type = static_cast<uint8_t>(a.ptr_type);
-    o.ctx_field_size = a.ctx_field_size;
-    o.alu_limit = a.alu_limit;
-    o.map_index = a.map_index;
-    o.map_ptr_poisoned = a.map_ptr_poisoned;
-    o.map_key_poisoned = a.map_key_poisoned;
-    o.map_key_known = a.map_key_known;
-    o.loop_fit_for_inline = a.loop_fit_for_inline;
-    o.map_key = a.map_key;
-    o.loop_callback_subprogno = a.loop_callback_subprogno;
-    o.call_with_percpu_alloc_ptr = a.call_with_percpu_alloc_ptr;
-    o.arg_prog = a.arg_prog;
-    o.indirect_target = a.indirect_target;
+// Each record's fields paired with the C ABI struct's, listed once for both directions: f(ours,
+// theirs). A test holds each list to the record's field count (kAuxFieldCount, RecordFields).
+template <class A, class P, class F>
+    requires std::is_same_v<std::remove_const_t<A>, InsnAux>
+void pair_fields(A& a, P& o, F&& f) {
+    f(a.orig_idx, o.orig_idx);
+    f(a.seen, o.seen);
+    f(a.zext_dst, o.zext_dst);
+    f(a.needs_zext, o.needs_zext);
+    f(a.nospec, o.nospec);
+    f(a.nospec_result, o.nospec_result);
+    f(a.alu_state, o.alu_state);
+    f(a.ptr_type, o.ptr_type);
+    f(a.ctx_field_size, o.ctx_field_size);
+    f(a.alu_limit, o.alu_limit);
+    f(a.map_index, o.map_index);
+    f(a.map_ptr_poisoned, o.map_ptr_poisoned);
+    f(a.map_key_poisoned, o.map_key_poisoned);
+    f(a.map_key_known, o.map_key_known);
+    f(a.loop_fit_for_inline, o.loop_fit_for_inline);
+    f(a.map_key, o.map_key);
+    f(a.loop_callback_subprogno, o.loop_callback_subprogno);
+    f(a.call_with_percpu_alloc_ptr, o.call_with_percpu_alloc_ptr);
+    f(a.arg_prog, o.arg_prog);
+    f(a.indirect_target, o.indirect_target);
+}
+
+template <class A, class P, class F>
+    requires std::is_same_v<std::remove_const_t<A>, SubprogInfo>
+void pair_fields(A& s, P& o, F&& f) {
+    f(s.start, o.start);
+    f(s.stack_depth, o.stack_depth);
+    f(s.stack_extra, o.stack_extra);
+    f(s.linfo_idx, o.linfo_idx);
+    f(s.has_tail_call, o.has_tail_call);
+    f(s.is_cb, o.is_cb);
+    f(s.is_async_cb, o.is_async_cb);
+    f(s.is_exception_cb, o.is_exception_cb);
+    f(s.is_hidden, o.is_hidden);
+}
+
+template <class A, class P, class F>
+    requires std::is_same_v<std::remove_const_t<A>, LineInfo>
+void pair_fields(A& l, P& o, F&& f) {
+    f(l.insn_off, o.insn_off);
+    f(l.file_name_off, o.file_name_off);
+    f(l.line_off, o.line_off);
+    f(l.line_col, o.line_col);
+}
+
+template <class A, class P, class F>
+    requires std::is_same_v<std::remove_const_t<A>, FuncInfo>
+void pair_fields(A& fi, P& o, F&& f) {
+    f(fi.insn_off, o.insn_off);
+    f(fi.type_id, o.type_id);
+}
+
+template <class A, class P, class F>
+    requires std::is_same_v<std::remove_const_t<A>, PokeDesc>
+void pair_fields(A& k, P& o, F&& f) {
+    f(k.insn_idx, o.insn_idx);
+    f(k.map_index, o.map_index);
+    f(k.key, o.key);
+}
+
+// Our record as the ABI's, and back: integers, enums (PtrType) and bools (0/1 bytes) convert.
+template <class Pf, class R>
+Pf to_c(const R& r) {
+    Pf o{};
+    pair_fields(r, o, [](const auto& ours, auto& theirs) { theirs = static_cast<std::remove_cvref_t<decltype(theirs)>>(ours); });
     return o;
 }
 
-InsnAux aux_from_pf(const pf_insn_aux& o) {
-    InsnAux a;
-    a.orig_idx = o.orig_idx;
-    a.seen = o.seen;
-    a.zext_dst = o.zext_dst;
-    a.needs_zext = o.needs_zext;
-    a.nospec = o.nospec;
-    a.nospec_result = o.nospec_result;
-    a.alu_state = o.alu_state;
-    a.ptr_type = static_cast<PtrType>(o.ptr_type);
-    a.ctx_field_size = o.ctx_field_size;
-    a.alu_limit = o.alu_limit;
-    a.map_index = o.map_index;
-    a.map_ptr_poisoned = o.map_ptr_poisoned;
-    a.map_key_poisoned = o.map_key_poisoned;
-    a.map_key_known = o.map_key_known;
-    a.loop_fit_for_inline = o.loop_fit_for_inline;
-    a.map_key = o.map_key;
-    a.loop_callback_subprogno = o.loop_callback_subprogno;
-    a.call_with_percpu_alloc_ptr = o.call_with_percpu_alloc_ptr;
-    a.arg_prog = o.arg_prog;
-    a.indirect_target = o.indirect_target;
-    return a;
+template <class R, class Pf>
+R from_c(const Pf& o) {
+    R r{};
+    pair_fields(r, o, [](auto& ours, const auto& theirs) { ours = static_cast<std::remove_cvref_t<decltype(ours)>>(theirs); });
+    return r;
 }
 
-pf_subprog sub_to_pf(const SubprogInfo& s) {
-    pf_subprog o{};
-    o.start = s.start;
-    o.stack_depth = s.stack_depth;
-    o.stack_extra = s.stack_extra;
-    o.linfo_idx = s.linfo_idx;
-    o.has_tail_call = s.has_tail_call;
-    o.is_cb = s.is_cb;
-    o.is_async_cb = s.is_async_cb;
-    o.is_exception_cb = s.is_exception_cb;
-    o.is_hidden = s.is_hidden;
-    return o;
+// Appends the ABI's records to ours.
+template <class R, class Pf>
+void append_from_c(std::vector<R>& out, const Pf* in, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) out.push_back(from_c<R>(in[i]));
 }
 
-SubprogInfo sub_from_pf(const pf_subprog& o) {
-    return SubprogInfo{.start = o.start,
-                       .stack_depth = o.stack_depth,
-                       .stack_extra = o.stack_extra,
-                       .linfo_idx = o.linfo_idx,
-                       .has_tail_call = o.has_tail_call != 0,
-                       .is_cb = o.is_cb != 0,
-                       .is_async_cb = o.is_async_cb != 0,
-                       .is_exception_cb = o.is_exception_cb != 0,
-                       .is_hidden = o.is_hidden != 0};
+template <class Pf, class R>
+void assign_to_c(std::vector<Pf>& out, const std::vector<R>& in) {
+    out.clear();
+    for (const R& r : in) out.push_back(to_c<Pf>(r));
 }
 
 template <class T>
@@ -94,19 +111,14 @@ T* dup(const std::vector<T>& v) {
 
 void to_pf(const Program& p, PfProgramStorage& s) {
     s.insns = p.insns;
-    s.aux.clear();
-    for (const auto& a : p.aux) s.aux.push_back(aux_to_pf(a));
-    s.subprogs.clear();
-    for (const auto& x : p.subprogs) s.subprogs.push_back(sub_to_pf(x));
-    s.linfo.clear();
-    for (const auto& l : p.linfo) s.linfo.push_back({l.insn_off, l.file_name_off, l.line_off, l.line_col});
-    s.finfo.clear();
-    for (const auto& f : p.finfo) s.finfo.push_back({f.insn_off, f.type_id});
+    assign_to_c(s.aux, p.aux);
+    assign_to_c(s.subprogs, p.subprogs);
+    assign_to_c(s.linfo, p.linfo);
+    assign_to_c(s.finfo, p.finfo);
     s.entries.clear();
     for (uint32_t m = 0; m < p.insn_arrays.size(); ++m)
         for (const auto& e : p.insn_arrays[m].entries) s.entries.push_back({m, e.orig_off, e.xlated_off});
-    s.pokes.clear();
-    for (const auto& k : p.pokes) s.pokes.push_back({k.insn_idx, k.map_index, k.key});
+    assign_to_c(s.pokes, p.pokes);
     s.view = pf_program{};
     s.view.struct_size = sizeof(pf_program);
     s.view.len = static_cast<uint32_t>(s.insns.size());
@@ -135,11 +147,10 @@ Program from_pf(const pf_program& v, const Program& like) {
     p.maps = like.maps;
     p.kfuncs = like.kfuncs;
     p.insns.assign(v.insns, v.insns + v.len);
-    for (uint32_t i = 0; i < v.len; ++i) p.aux.push_back(aux_from_pf(v.aux[i]));
-    for (uint32_t i = 0; i < v.nr_subprogs; ++i) p.subprogs.push_back(sub_from_pf(v.subprogs[i]));
-    for (uint32_t i = 0; i < v.nr_linfo; ++i)
-        p.linfo.push_back({v.linfo[i].insn_off, v.linfo[i].file_name_off, v.linfo[i].line_off, v.linfo[i].line_col});
-    for (uint32_t i = 0; i < v.nr_finfo; ++i) p.finfo.push_back({v.finfo[i].insn_off, v.finfo[i].type_id});
+    append_from_c(p.aux, v.aux, v.len);
+    append_from_c(p.subprogs, v.subprogs, v.nr_subprogs);
+    append_from_c(p.linfo, v.linfo, v.nr_linfo);
+    append_from_c(p.finfo, v.finfo, v.nr_finfo);
     p.insn_arrays.resize(v.nr_insn_arrays);
     for (uint32_t m = 0; m < v.nr_insn_arrays && m < like.insn_arrays.size(); ++m)
         p.insn_arrays[m].map_index = like.insn_arrays[m].map_index;
@@ -147,22 +158,20 @@ Program from_pf(const pf_program& v, const Program& like) {
         const auto& e = v.insn_array_entries[i];
         if (e.array < p.insn_arrays.size()) p.insn_arrays[e.array].entries.push_back({e.orig_off, e.xlated_off});
     }
-    for (uint32_t i = 0; i < v.nr_pokes; ++i)
-        p.pokes.push_back({v.pokes[i].insn_idx, v.pokes[i].map_index, v.pokes[i].key});
+    append_from_c(p.pokes, v.pokes, v.nr_pokes);
     return p;
 }
 
 void from_pf_into(const pf_program& v, Program& p) {
     p.insns.assign(v.insns, v.insns + v.len);
     p.aux.resize(v.len);
-    for (uint32_t i = 0; i < v.len; ++i) p.aux[i] = aux_from_pf(v.aux[i]);
+    for (uint32_t i = 0; i < v.len; ++i) p.aux[i] = from_c<InsnAux>(v.aux[i]);
     p.subprogs.clear();
-    for (uint32_t i = 0; i < v.nr_subprogs; ++i) p.subprogs.push_back(sub_from_pf(v.subprogs[i]));
+    append_from_c(p.subprogs, v.subprogs, v.nr_subprogs);
     p.linfo.clear();
-    for (uint32_t i = 0; i < v.nr_linfo; ++i)
-        p.linfo.push_back({v.linfo[i].insn_off, v.linfo[i].file_name_off, v.linfo[i].line_off, v.linfo[i].line_col});
+    append_from_c(p.linfo, v.linfo, v.nr_linfo);
     p.finfo.clear();
-    for (uint32_t i = 0; i < v.nr_finfo; ++i) p.finfo.push_back({v.finfo[i].insn_off, v.finfo[i].type_id});
+    append_from_c(p.finfo, v.finfo, v.nr_finfo);
     const size_t arrays = p.insn_arrays.size();
     p.insn_arrays.resize(v.nr_insn_arrays);
     for (size_t m = arrays; m < p.insn_arrays.size(); ++m) p.insn_arrays[m].map_index = -1;
@@ -172,7 +181,7 @@ void from_pf_into(const pf_program& v, Program& p) {
         if (e.array < p.insn_arrays.size()) p.insn_arrays[e.array].entries.push_back({e.orig_off, e.xlated_off});
     }
     p.pokes.clear();
-    for (uint32_t i = 0; i < v.nr_pokes; ++i) p.pokes.push_back({v.pokes[i].insn_idx, v.pokes[i].map_index, v.pokes[i].key});
+    append_from_c(p.pokes, v.pokes, v.nr_pokes);
 }
 
 void to_pf(const patch::PatchBatch& b, PfBatchStorage& s) {
