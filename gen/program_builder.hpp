@@ -206,6 +206,9 @@ private:
     void atomic(Fn& f);
     void if_block(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit);
     void loop(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t limit);
+    // A counted loop's body and latch: a block, then the counter in stack slot `cnt` incremented and
+    // compared with a drawn bound, jumping back to `head` while below it.
+    void counted_loop_body(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit, uint32_t cnt, uint32_t head);
     void bpf_for(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit);
     void call_sub(Fn& f, uint32_t g);
     void bpf_loop(Fn& f, uint32_t g);

@@ -422,13 +422,7 @@ void Builder::loop(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t 
     const uint32_t head = here(f);
     uint32_t mg = UINT32_MAX;
     if (k == Item::MayGotoLoop) mg = emit(f, isa::may_goto(0));
-    block(f, depth + 1, loop_depth + 1, limit - 4, static_cast<uint32_t>(s_.draw(0, 3, Tag::Len)));
-    const int32_t n = static_cast<int32_t>(s_.draw(1, std::max<uint32_t>(1, o_.loop_iters_max), Tag::Imm));
-    emit(f, isa::ldx(BPF_DW, R0, R10, slot_off(cnt)));
-    emit(f, isa::alu64_imm(BPF_ADD, R0, 1));
-    emit(f, isa::stx(BPF_DW, R10, R0, slot_off(cnt)));
-    const uint32_t back = emit(f, isa::jmp_imm(BPF_JLT, R0, n, 0));
-    set_target(f, back, head);
+    counted_loop_body(f, depth, loop_depth, limit - 4, cnt, head);
     if (mg != UINT32_MAX) set_target(f, mg, here(f));
 }
 
@@ -466,6 +460,16 @@ void Builder::ld_imm(Fn& f) {
 
 // The plain items (nine in ten of all) each by a call of its own, the rewrite sites in
 // site_item(): with the sites' bodies inlined here, every item paid their six saved registers.
+void Builder::counted_loop_body(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit, uint32_t cnt, uint32_t head) {
+    block(f, depth + 1, loop_depth + 1, limit, static_cast<uint32_t>(s_.draw(0, 3, Tag::Len)));
+    const int32_t n = static_cast<int32_t>(s_.draw(1, std::max<uint32_t>(1, o_.loop_iters_max), Tag::Imm));
+    emit(f, isa::ldx(BPF_DW, R0, R10, slot_off(cnt)));
+    emit(f, isa::alu64_imm(BPF_ADD, R0, 1));
+    emit(f, isa::stx(BPF_DW, R10, R0, slot_off(cnt)));
+    const uint32_t back = emit(f, isa::jmp_imm(BPF_JLT, R0, n, 0));
+    set_target(f, back, head);
+}
+
 void Builder::item_kind(Fn& f, Item k, uint32_t depth, uint32_t loop_depth, uint32_t limit) {
     switch (k) {
         case Item::Alu: return alu(f);

@@ -54,13 +54,7 @@ void Builder::bpf_for(Fn& f, uint32_t depth, uint32_t loop_depth, uint32_t limit
     emit(f, isa::call_kfunc(id(kfunc::Kind::IterNumNext)));
     const uint32_t out = emit(f, isa::jmp_imm(BPF_JEQ, R0, 0, 0));
     emit(f, isa::ldx(BPF_W, var(), R0, 0));
-    block(f, depth + 1, loop_depth + 1, limit - 8, static_cast<uint32_t>(s_.draw(0, 3, Tag::Len)));
-    const int32_t n = static_cast<int32_t>(s_.draw(1, std::max<uint32_t>(1, o_.loop_iters_max), Tag::Imm));
-    emit(f, isa::ldx(BPF_DW, R0, R10, slot_off(cnt)));
-    emit(f, isa::alu64_imm(BPF_ADD, R0, 1));
-    emit(f, isa::stx(BPF_DW, R10, R0, slot_off(cnt)));
-    const uint32_t back = emit(f, isa::jmp_imm(BPF_JLT, R0, n, 0));
-    set_target(f, back, head);
+    counted_loop_body(f, depth, loop_depth, limit - 8, cnt, head);
     set_target(f, out, here(f));
     emit(f, isa::mov64_reg(R1, R10));
     emit(f, isa::alu64_imm(BPF_ADD, R1, slot_off(it)));

@@ -65,23 +65,7 @@ bool is_map_ld(const Insn& in) {
     return is_ldimm64(in) && (in.src_reg == BPF_PSEUDO_MAP_FD || in.src_reg == BPF_PSEUDO_MAP_IDX);
 }
 
-bool is_map_helper_call(const Insn& in) {
-    if (!is_helper_call(in)) return false;
-    switch (in.imm) {
-        case BPF_FUNC_map_lookup_elem:
-        case BPF_FUNC_map_update_elem:
-        case BPF_FUNC_map_delete_elem:
-        case BPF_FUNC_map_push_elem:
-        case BPF_FUNC_map_pop_elem:
-        case BPF_FUNC_map_peek_elem:
-        case BPF_FUNC_redirect_map:
-        case BPF_FUNC_for_each_map_elem:
-        case BPF_FUNC_map_lookup_percpu_elem:
-            return true;
-        default:
-            return false;
-    }
-}
+bool is_map_helper_call(const Insn& in) { return is_helper_call(in) && is_map_helper(in.imm); }
 
 void infer_subprogs(Program& prog) {
     if (!prog.subprogs.empty() && prog.subprogs.back().start == prog.len()) return;

@@ -3,6 +3,8 @@
 // percpu_array_map_gen_lookup, array_of_map_gen_lookup (kernel/bpf/arraymap.c).
 #include "bpf/passes/map_lookup_inline.hpp"
 
+#include <optional>
+
 #include "bpf/passes/internal_calls.hpp"
 
 namespace patchfuzz::passes {
@@ -30,6 +32,19 @@ uint32_t index_mask(uint32_t max_entries) {
 Insn percpu(uint8_t reg) { return make(BPF_ALU64 | BPF_MOV | BPF_X, reg, reg, kAddrPercpuOff, 0); }
 Insn scale(uint32_t elem) {
     return is_pow2(elem) ? alu64_imm(BPF_LSH, BPF_REG_0, ilog2(elem)) : alu64_imm(BPF_MUL, BPF_REG_0, static_cast<int32_t>(elem));
+}
+
+// The start both arrays of 8-byte elements (per-CPU pointers, inner maps) share: r1 at the
+// values, the index loaded from the key, out of range to the sequence's end (5 insns on, one more
+// with the Spectre index mask), masked when `mask` holds the mask, then the element's pointer in r0.
+std::vector<Insn> load_pointer_element(int32_t max, std::optional<int32_t> mask) {
+    std::vector<Insn> p{alu64_imm(BPF_ADD, BPF_REG_1, kArrayValueOffset), ldx(BPF_W, BPF_REG_0, BPF_REG_2, 0),
+                        jmp_imm(BPF_JGE, BPF_REG_0, max, static_cast<int16_t>(mask ? 6 : 5))};
+    if (mask) p.push_back(alu32_imm(BPF_AND, BPF_REG_0, *mask));
+    p.push_back(alu64_imm(BPF_LSH, BPF_REG_0, 3));
+    p.push_back(alu64_reg(BPF_ADD, BPF_REG_0, BPF_REG_1));
+    p.push_back(ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
+    return p;
 }
 
 }  // namespace
@@ -70,12 +85,7 @@ std::vector<Insn> emit_map_lookup_inline(const MapDef& map, const ArchProfile& a
         }
         case BPF_MAP_TYPE_PERCPU_ARRAY: {
             if (!arch.supports_percpu_insn || (map.map_flags & BPF_F_INNER_MAP)) return {};
-            std::vector<Insn> p{alu64_imm(BPF_ADD, BPF_REG_1, kArrayValueOffset), ldx(BPF_W, BPF_REG_0, BPF_REG_2, 0),
-                                jmp_imm(BPF_JGE, BPF_REG_0, max, static_cast<int16_t>(mask ? 6 : 5))};
-            if (mask) p.push_back(alu32_imm(BPF_AND, BPF_REG_0, m));
-            p.push_back(alu64_imm(BPF_LSH, BPF_REG_0, 3));
-            p.push_back(alu64_reg(BPF_ADD, BPF_REG_0, BPF_REG_1));
-            p.push_back(ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
+            std::vector<Insn> p = load_pointer_element(max, mask ? std::optional<int32_t>(m) : std::nullopt);
             p.push_back(percpu(BPF_REG_0));
             p.push_back(ja(1));
             p.push_back(mov64_imm(BPF_REG_0, 0));
@@ -83,12 +93,7 @@ std::vector<Insn> emit_map_lookup_inline(const MapDef& map, const ArchProfile& a
         }
         case BPF_MAP_TYPE_ARRAY_OF_MAPS: {
             // elements are map pointers: elem_size = 8
-            std::vector<Insn> p{alu64_imm(BPF_ADD, BPF_REG_1, kArrayValueOffset), ldx(BPF_W, BPF_REG_0, BPF_REG_2, 0),
-                                jmp_imm(BPF_JGE, BPF_REG_0, max, static_cast<int16_t>(mask ? 6 : 5))};
-            if (mask) p.push_back(alu32_imm(BPF_AND, BPF_REG_0, m));
-            p.push_back(alu64_imm(BPF_LSH, BPF_REG_0, 3));
-            p.push_back(alu64_reg(BPF_ADD, BPF_REG_0, BPF_REG_1));
-            p.push_back(ldx(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
+            std::vector<Insn> p = load_pointer_element(max, mask ? std::optional<int32_t>(m) : std::nullopt);
             p.push_back(jmp_imm(BPF_JEQ, BPF_REG_0, 0, 1));  // -> last
             p.push_back(ja(1));                              // -> end
             p.push_back(mov64_imm(BPF_REG_0, 0));

@@ -81,22 +81,6 @@ const ArchProfile& profile_arch(const RewriteOptions& opts, ArchProfile& older) 
     return older;
 }
 
-bool is_map_helper(int32_t id) {
-    switch (id) {
-        case BPF_FUNC_map_lookup_elem:
-        case BPF_FUNC_map_update_elem:
-        case BPF_FUNC_map_delete_elem:
-        case BPF_FUNC_map_push_elem:
-        case BPF_FUNC_map_pop_elem:
-        case BPF_FUNC_map_peek_elem:
-        case BPF_FUNC_redirect_map:
-        case BPF_FUNC_for_each_map_elem:
-        case BPF_FUNC_map_lookup_percpu_elem:
-            return true;
-        default:
-            return false;
-    }
-}
 
 // Rows r and s: the helpers the x86-64 verifier inlines itself (ArchProfile::verifier_inlines_helpers).
 bool is_verifier_inlined_helper(int32_t id) {

@@ -30,4 +30,21 @@ uint32_t subprog_of(const Program& prog, uint32_t idx) {
     return cur;
 }
 
+bool is_map_helper(int32_t id) {
+    switch (id) {
+        case BPF_FUNC_map_lookup_elem:
+        case BPF_FUNC_map_update_elem:
+        case BPF_FUNC_map_delete_elem:
+        case BPF_FUNC_map_push_elem:
+        case BPF_FUNC_map_pop_elem:
+        case BPF_FUNC_map_peek_elem:
+        case BPF_FUNC_redirect_map:
+        case BPF_FUNC_for_each_map_elem:
+        case BPF_FUNC_map_lookup_percpu_elem:
+            return true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace patchfuzz::passes

@@ -23,6 +23,9 @@ inline void add_patch(patch::PatchBatch& batch, patch::Patch p) {
 PatchOutcome fail(int err, std::string log);
 // Which modelled kfunc a kfunc call names (through Program::kfuncs; our BTF ids as a fallback).
 kfunc::Kind kfunc_kind(const Program& prog, const isa::Insn& call);
+// Whether helper `id` takes a map as its first argument (check_map_func_compatibility's list):
+// the calls whose map the verifier records in the insn's aux.
+bool is_map_helper(int32_t id);
 // Index of the subprog containing insn `idx` (the fake exit is never returned).
 uint32_t subprog_of(const Program& prog, uint32_t idx);
 
