@@ -6,6 +6,7 @@
 
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/insn_defs.hpp"
+#include "bpf/passes/infer_ctx.hpp"
 #include "bpf/passes/pass_util.hpp"
 
 namespace patchfuzz::passes {
@@ -190,6 +191,7 @@ void infer_facts(Program& prog) {
         }
     }
     infer_stack_depths(prog, l);
+    infer_ctx_accesses(prog);
 }
 
 }  // namespace patchfuzz::passes

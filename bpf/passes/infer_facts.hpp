@@ -14,7 +14,9 @@
 //  * zext_dst on every insn that defines a 32-bit subregister (a superset of the verifier's
 //    liveness-based marking);
 //  * each subprog's stack_depth from the lowest fp offset it accesses (directly, or through a
-//    register set to fp + constant in the same block).
+//    register set to fp + constant in the same block);
+//  * the ctx accesses of socket filters, tc programs and XDP (infer_ctx.hpp): aux.ptr_type = Ctx
+//    and the ctx_field_size of a narrow read.
 // Facts already present (a .case) are overwritten only where the brief asks: call this only for
 // inputs without facts.
 #include "bpf/program/program.hpp"
