@@ -16,6 +16,7 @@
 #include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_asm(Args args) {
     std::string in, out;
     bool validate = true, user = true;

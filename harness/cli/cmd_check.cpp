@@ -15,6 +15,7 @@
 #include "oracles/oracle.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_check(Args args) {
     std::string path;
     harness::RunConfig cfg;

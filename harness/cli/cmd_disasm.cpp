@@ -20,6 +20,7 @@
 #include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_disasm(Args args) {
     std::string path;
     assembly::DisasmOptions opts;

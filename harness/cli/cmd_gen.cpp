@@ -24,6 +24,7 @@
 #include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_gen(Args args) {
     std::string profile, from, out;
     uint64_t seed = 0, size = 0, count = 1, subprogs = 4;
@@ -82,23 +83,15 @@ int cmd_gen(Args args) {
     std::vector<gen::GeneratedCase> from_obj;
     if (!from.empty()) {
         auto obj = loader::load_object(from);
-        if (!obj) {
-            std::fprintf(stderr, "patchfuzz gen: %s: %s\n", from.c_str(), obj.error().to_string().c_str());
-            return 2;
-        }
+        if (!obj) return spec.error(from + ": " + obj.error().to_string());
         for (auto& p : obj->programs) from_obj.push_back(gen::case_from_program(std::move(p), seed));
-        if (from_obj.empty()) {
-            std::fprintf(stderr, "patchfuzz gen: %s: no programs in object\n", from.c_str());
-            return 2;
-        }
+        if (from_obj.empty()) return spec.error(from + ": no programs in object");
         count = from_obj.size();
     }
     const bool single = count == 1 && ends_with(out, ".case");
     if (!single) {
-        if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
-            std::fprintf(stderr, "patchfuzz gen: %s: cannot create directory: %s\n", out.c_str(), std::strerror(errno));
-            return 2;
-        }
+        if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
+            return spec.error(out + ": cannot create directory: " + std::strerror(errno));
     }
     gen::GenOptions opts;
     if (size) opts.min_insns = opts.max_insns = static_cast<uint32_t>(size);
@@ -138,10 +131,7 @@ int cmd_gen(Args args) {
         kc.inputs = std::move(c.inputs);
         kc.seed = s;
         const std::string path = single ? out : out + "/gen-" + std::to_string(s) + (from.empty() ? "" : "-" + std::to_string(i)) + ".case";
-        if (auto st = harness::write_case_file_atomic(kc, path); !st) {
-            std::fprintf(stderr, "patchfuzz gen: %s: %s\n", path.c_str(), st.error().to_string().c_str());
-            return 2;
-        }
+        if (auto st = harness::write_case_file_atomic(kc, path); !st) return spec.error(path + ": " + st.error().to_string());
         if (json) {
             std::string j = gen::stats_json(c.stats);
             j.insert(1, "\"seed\":" + std::to_string(s) + ",\"file\":\"" + json_escape(path) + "\",");

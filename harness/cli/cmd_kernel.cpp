@@ -201,11 +201,8 @@ int do_fetch(const Opts& o) {
 int do_status(const Opts& o) {
     auto co = check_options(o);
     if (!co) return usage_error("kernel", co.error().to_string());
-    if (!kernel::find_in_path(co->vm.qemu)) {
-        std::fprintf(stderr, "patchfuzz kernel: '%s' not found (install %s)\n", co->vm.qemu.c_str(),
-                     std::string(kernel::arch_boot(o.arch)->qemu_package).c_str());
-        return 2;
-    }
+    if (!kernel::find_in_path(co->vm.qemu))
+        return usage_error("kernel", "'" + co->vm.qemu + "' not found (install " + std::string(kernel::arch_boot(o.arch)->qemu_package) + ")");
     std::printf("kernel %s: %s\nguest loader: %s\n", o.kernel.c_str(), co->vm.kernel_image.c_str(), co->vm.guest_loader.c_str());
     if (auto img = kernel::find_cached_kernel(o.kernel, o.cache, o.arch); img) {
         auto spec = kernel::kernel_spec(o.kernel, o.arch);

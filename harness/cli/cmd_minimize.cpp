@@ -8,6 +8,7 @@
 #include "harness/triage/minimize.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_minimize(Args args) {
     std::string in, out, sig;
     harness::MinimizeOptions mo;

@@ -13,6 +13,7 @@
 #include "oracles/smt/contract_proof.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_prove_contract(Args args) {
     oracles::smt::ContractProofOptions o;
     bool json = false;

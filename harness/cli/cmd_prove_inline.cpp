@@ -15,6 +15,7 @@
 #include "oracles/smt/smt_options.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_prove_inline(Args args) {
     using oracles::smt::InlineFamily;
     oracles::smt::InlineProofOptions o;

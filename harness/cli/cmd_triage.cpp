@@ -12,6 +12,7 @@
 #include "harness/triage/triage.hpp"
 
 namespace patchfuzz::cli {
+
 int cmd_triage(Args args) {
     namespace fs = std::filesystem;
     std::vector<std::string> inputs;

@@ -40,9 +40,13 @@ std::string whole_range(uint64_t lo, uint64_t hi, bool too_big) {
     return too_big ? "(at most " + std::to_string(hi) + ")" : "(at least " + std::to_string(lo) + ")";
 }
 
+// 0.1, 86400, 10000000: as a user writes a bound (no exponent for whole numbers).
 std::string real_text(double v) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", v);
+    if (v == std::floor(v) && std::fabs(v) < 1e15)
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
 }
 
