@@ -1,6 +1,6 @@
 // smt_bench: the figures of issue 5 (not a ctest test; timing belongs here).
 //   * jump-target oracle: median ms per random 100-insn case (query cache off), unknown rate;
-//   * a pyperf600-shaped case: ~42k insns, 1530 three-insn hash-lookup patches, ~0.45 line-info
+//   * a pyperf600-sized case (docs/workloads.md): 80.6k insns, 1520 three-insn lookup patches, ~0.45 line-info
 //     records per insn, long jumps (up to ~16k), one oracle run (cache off);
 //   * the bounded contract proof for K = 4;
 //   * every inline proof (all families, all three profiles).
@@ -128,16 +128,16 @@ int main(int argc, char** argv) {
     std::printf("  cpu time per case: median %.3f ms, p90 %.3f ms\n", cpu[cpu.size() / 2], cpu[cpu.size() * 9 / 10]);
     std::printf("  smt stats: %s\n", oracles::smt::to_string(oracles::smt::smt_stats()).c_str());
 
-    // ---- pyperf600-shaped case ----
+    // ---- pyperf600-sized case ----
     {
-        // ~42k insns, 1530 lookups: helper calls on ~3.7% of insns, jumps reaching ~16k.
+        // 80,643 insns and 1520 lookups as pyperf600.bpf.o (docs/workloads.md), jumps reaching ~16k.
         Rng r2(seed ^ 0x600);
-        Program before = random_program(r2, 42000, 16000, 12, 0.45);
+        Program before = random_program(r2, 80643, 16000, 12, 0.45);
         uint32_t calls = 0;
         for (uint32_t i = 1; i + 1 < before.len(); ++i) {
             if (isa::is_helper_call(before.insns[i])) ++calls;
         }
-        patch::PatchBatch batch = random_batch(r2, before, 1530, 100);
+        patch::PatchBatch batch = random_batch(r2, before, 1520, 100);
         Program after = before;
         double t0 = now_ms();
         const patch::PatchOutcome out = batched->apply(after, batch);
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
         const double c0 = cpu_ms();
         const oracles::Verdict v = oracles::smt::check_jump_targets(before, batch, out, after, nocache);
         const double tv = now_ms() - t0, cv = cpu_ms() - c0;
-        std::printf("pyperf600-shaped: %u insns, %zu patches (of %u calls), %zu linfo -> %u insns; batched patcher %.1f ms; "
+        std::printf("pyperf600-sized: %u insns, %zu patches (of %u calls), %zu linfo -> %u insns; batched patcher %.1f ms; "
                     "jump oracle %.1f ms (cpu %.1f ms): %s %s\n",
                     before.len(), batch.patches.size(), calls, before.linfo.size(), after.len(), tp, tv, cv,
                     std::string(oracles::to_string(v.outcome)).c_str(), v.reason.c_str());

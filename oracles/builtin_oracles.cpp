@@ -77,7 +77,11 @@ public:
         PATCHFUZZ_CHECK(applies_to(e), "exec is given the case's program");
         exec::ExecDiffOptions o = options_;
         if (e.options != nullptr) o.rewrite = *e.options;
-        if (e.arch != nullptr) o.archs = {*e.arch};
+        if (!e.inputs.empty()) o.given = e.inputs;
+        if (!e.arches.empty())
+            o.archs.assign(e.arches.begin(), e.arches.end());
+        else if (e.arch != nullptr)
+            o.archs = {*e.arch};
         return {exec::exec_diff(*e.program, o)};
     }
 

@@ -20,7 +20,7 @@ std::unique_ptr<Oracle> make_smt_jump_oracle(const smt::SmtOptions& so);
 // sequence, its `patch_kind` naming the sequence.
 std::unique_ptr<Oracle> make_smt_inline_oracle(const smt::SmtOptions& so);
 // Case scope: the original program run next to each rewrite (exec::exec_diff) with `options`,
-// whose `rewrite` and `archs` the evidence's options and profile replace when set.
+// whose `rewrite`, `archs` and `given` the evidence's options, profiles and inputs replace when set.
 std::unique_ptr<Oracle> make_exec_oracle(exec::ExecDiffOptions options);
 
 }  // namespace patchfuzz::oracles

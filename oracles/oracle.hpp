@@ -8,12 +8,15 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bpf/arch/arch_profile.hpp"
+#include "bpf/interp/exec_input.hpp"
 #include "bpf/passes/pass.hpp"
+#include "bpf/passes/privilege.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/program/program.hpp"
 #include "oracles/verdict.hpp"
@@ -83,6 +86,12 @@ struct Evidence {
     const ArchProfile* arch = nullptr;
     const passes::RewriteOptions* options = nullptr;
     const Program* program = nullptr;  // Case: the case's program, before any rewrite
+    // Case: the profiles judged together in one verdict (exec: runs two profiles share are made
+    // once); empty: `arch` alone, or the oracle's own choice when that is unset too.
+    std::span<const ArchProfile> arches;
+    // Case: the case's own inputs (run first by exec, test-run by the kernel) and its loader level.
+    std::span<const interp::ExecInput> inputs;
+    passes::Privilege privilege = passes::Privilege::Root;
 };
 
 class Oracle {

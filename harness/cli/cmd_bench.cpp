@@ -105,8 +105,8 @@ int cmd_bench(Args args) {
                  "patch at a time) against the batched patcher (one pass) on programs that really\n"
                  "patch: every hash-map lookup inlined into 3 insns with an internal jump.",
         .flags = {list_flag({"--profile"}, "NAMES",
-                            "generated profiles: pyperf180 (~24k insns, 930 lookups), pyperf600 (~42k, 1530), strobemeta, "
-                            "verif_scale; or our own synthetic shapes synthetic-pyperf180, synthetic-pyperf600",
+                            "generated profiles: " + gen_profile_choices().listing() +
+                                " (docs/workloads.md); or our own synthetic shapes synthetic-pyperf180, synthetic-pyperf600",
                             std::nullopt, [&](std::vector<std::string> v) { profiles.insert(profiles.end(), v.begin(), v.end()); })
                       .in(workloads)
                       .repeat(),

@@ -41,7 +41,7 @@ int cmd_gen(Args args) {
                  "as .case files. With --count 1 (default) and OUT ending in .case, one file; otherwise OUT is a\n"
                  "directory that receives gen-<seed>.case files (case i uses seed S+i).\n"
                  "The seed is printed on stderr as 'patchfuzz gen: seed S'.",
-        .flags = {choice_flag({"--profile"}, "NAME", "a named workload shape: pyperf180, pyperf600, strobemeta, verif_scale",
+        .flags = {choice_flag({"--profile"}, "NAME", "a named workload shape: " + gen_profile_choices().listing() + " (docs/workloads.md)",
                               gen_profile_choices(), [&](const std::string& v) { profile = v; }),
                   text_flag({"--from"}, "OBJ", "seed from a real object: each program of OBJ (libbpf loader) becomes a case", from),
                   whole_flag_u64({"--seed"}, "S", "random seed (default: drawn from the system and printed)", 0, UINT64_MAX,

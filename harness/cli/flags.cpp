@@ -112,7 +112,9 @@ bool Choices::has(std::string_view v) const {
     return false;
 }
 
-std::string Choices::unknown(const std::string& v) const { return "unknown " + noun + " '" + v + "' (expected " + or_list(names) + ")"; }
+std::string Choices::unknown(const std::string& v) const { return "unknown " + noun + " '" + v + "' (expected " + listing() + ")"; }
+
+std::string Choices::listing() const { return or_list(names); }
 
 Choices choices(std::string noun, const std::vector<std::string_view>& names) {
     Choices c{std::move(noun), {}};

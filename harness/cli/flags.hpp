@@ -68,6 +68,7 @@ struct Choices {
     std::vector<std::string> names;  // in the order the message lists them
     [[nodiscard]] bool has(std::string_view v) const;
     [[nodiscard]] std::string unknown(const std::string& v) const;
+    [[nodiscard]] std::string listing() const;  // "a, b or c", for help texts
 };
 Choices choices(std::string noun, const std::vector<std::string_view>& names);
 

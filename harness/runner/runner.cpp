@@ -1,310 +1,222 @@
+// The runner's plain loop, "profile x pass x batch x oracle", written out with every oracle called
+// through the oracles::Oracle interface and nothing reused between profiles, batches or cases.
+// It is the reference: run_case() takes the memoised path (memo_runner.cpp) unless
+// RunConfig::memoise is false, and runner_test holds the two to the very same reports.
 #include "harness/runner/runner.hpp"
 
 #include <algorithm>
-#include <array>
-#include <map>
+#include <memory>
 #include <optional>
-#include <span>
-#include <mutex>
 
 #include "bpf/arch/arch_profile.hpp"
-#include "bpf/patch/side_by_side.hpp"
 #include "bpf/util/check.hpp"
-#include "bpf/util/thread_lease.hpp"
-#include "oracles/exec/exec_diff.hpp"
+#include "harness/runner/memo_runner.hpp"
+#include "harness/runner/runner_parts.hpp"
+#include "oracles/builtin_oracles.hpp"
 #include "oracles/oracle.hpp"
-#include "oracles/smt/inline_equiv.hpp"
-#include "oracles/smt/jump_oracle.hpp"
-#include "oracles/structural.hpp"
 
 namespace patchfuzz::harness {
 namespace {
 
-// What a batch's patches do: their kinds, each once, in the order they first appear, joined by
-// '+' ("none" for no patch). Recorded for every batch, and so looked up in a table made once
-// instead of built: a batch's kinds in first-seen order are a code of up to three 2-bit digits
-// (a kind's number + 1), and the table holds every code's name.
-std::string_view kind_of(const patch::PatchBatch& b) {
-    static constexpr std::string_view kNames[] = {"replace", "remove", "insert-before"};
-    static constexpr unsigned kKinds = std::size(kNames), kBits = 2;
-    static const std::array<std::string, 1u << (kBits * kKinds)> names_by_code = [] {
-        std::array<std::string, 1u << (kBits * kKinds)> t;
-        for (unsigned code = 0; code < t.size(); ++code) {
-            for (unsigned rest = code; rest != 0; rest >>= kBits) {
-                const unsigned digit = rest & ((1u << kBits) - 1);
-                if (digit == 0 || digit > kKinds) break;  // no batch gives such a code
-                t[code] += t[code].empty() ? "" : "+";
-                t[code] += kNames[digit - 1];
-            }
-            if (t[code].empty()) t[code] = "none";
-        }
-        return t;
-    }();
-    unsigned code = 0, seen = 0, digits = 0;
-    for (const auto& p : b.patches) {
-        const unsigned kind = p.kind == patch::PatchKind::Replace  ? 0
-                              : p.kind == patch::PatchKind::Remove ? 1
-                                                                   : 2;
-        if (seen & (1u << kind)) continue;
-        seen |= 1u << kind;
-        code |= (kind + 1) << (kBits * digits++);
-        if (digits == kKinds) break;  // every kind seen
-    }
-    return names_by_code[code];
-}
+using namespace runner_parts;
 
-// One other patcher's run on a batch the reference was given: made on the same program just
-// before the reference applies the batch, and compared with the reference's result at once.
-struct OtherRun {
-    std::string_view name;  // the recorder's name of it (RecordingPatcher::names_)
-    patch::PatchOutcome outcome;
-    bool agrees = false;  // the very outcome and program of the reference
-    Program out;          // its result; kept only when it disagrees
-};
-
-// Per batch a pass hands the reference: the evidence every oracle needs. The programs before and
-// after are copies, made only for the oracles that read them (smt-jump, and a disagreement's
-// report); the others' agreement is settled while the program is at hand.
-struct RecordedBatch {
-    std::string_view pass;  // a trigger_names() entry
-    std::string_view kind;  // kind_of(batch): what the patches do
-    patch::PatchOutcome outcome;
-    patch::PatchBatch batch;  // kept with the programs, for smt-jump
-    Program before, after;    // empty unless kept (see above)
-    size_t after_len = 0;   // the reference's result's length, kept or not
-    std::vector<OtherRun> others;
-};
-
-// Wraps the reference patcher: every batch is applied by each other patcher to a copy of the
-// program and by the reference in place (patch::SideBySide), and recorded.
-class RecordingPatcher final : public patch::Patcher {
+// The report being made: verdicts are filed under a profile, a pass and a patcher, and a passing
+// one is only counted when RunConfig::keep_passes is false.
+class ReportSink {
 public:
-    RecordingPatcher(patch::Patcher& inner, const std::vector<std::pair<std::string, patch::Patcher*>>& others,
-                     bool keep_programs)
-        : inner_(inner), side_(pointers(others)), keep_programs_(keep_programs) {
-        for (const auto& o : others) names_.push_back(o.first);
+    ReportSink(CaseReport& report, bool keep_passes) : report_(report), keep_passes_(keep_passes) {}
+    void add(oracles::Verdict&& v, const std::string& arch, std::string_view pass, std::string_view patcher) {
+        if (!keep_passes_ && v.outcome == oracles::Outcome::Pass) {
+            ++report_.counted_passes;
+            return;
+        }
+        v.arch = arch;
+        v.pass = std::string(pass);
+        report_.verdicts.emplace_back(std::move(v), arch, pass, patcher);
     }
-    // Where the batches from now on are recorded (one list per arch profile).
-    void record_into(std::vector<RecordedBatch>& out) { out_ = &out; }
-    std::string_view name() const override { return inner_.name(); }
+
+private:
+    CaseReport& report_;
+    bool keep_passes_;
+};
+
+// A patcher under test next to the reference.
+struct Candidate {
+    std::string name;
+    patch::Patcher* patcher = nullptr;
+};
+
+// Wraps the reference patcher for one profile's rewrite: every batch a pass hands it is applied by
+// each candidate to a copy of the program and by the reference in place, and then judged at once
+// by the batch oracles: each candidate's result against the reference's, then the reference's own.
+class JudgingPatcher final : public patch::Patcher {
+public:
+    JudgingPatcher(patch::Patcher& reference, std::string reference_name, std::vector<Candidate> candidates,
+                   std::vector<oracles::Oracle*> batch_oracles, ReportSink& sink, const std::string& arch,
+                   patch::CoverageSet* coverage)
+        : reference_(reference), reference_name_(std::move(reference_name)), candidates_(std::move(candidates)),
+          batch_oracles_(std::move(batch_oracles)), sink_(sink), arch_(arch), coverage_(coverage) {}
+
+    std::string_view name() const override { return reference_.name(); }
     patch::PatchOutcome apply(Program& prog, const patch::PatchBatch& batch) override {
-        if (coverage != nullptr) coverage->add(prog, batch, patch::BatchContext{.batch_index = static_cast<uint32_t>(out_->size())});
-        RecordedBatch& r = out_->emplace_back();
-        r.pass = current_pass;
-        r.kind = kind_of(batch);
-        if (keep_programs_) {
-            r.batch = batch;
-            r.before = prog;
+        if (coverage_ != nullptr) coverage_->add(prog, batch, patch::BatchContext{.batch_index = batches});
+        ++batches;
+        const Program before = prog;
+        std::vector<Program> results(candidates_.size(), before);
+        std::vector<patch::PatchOutcome> outcomes;
+        for (size_t i = 0; i < candidates_.size(); ++i) outcomes.push_back(candidates_[i].patcher->apply(results[i], batch));
+        const patch::PatchOutcome outcome = reference_.apply(prog, batch);
+
+        oracles::Evidence e;
+        e.before = &before;
+        e.batch = &batch;
+        e.reference = {reference_name_, &prog, outcome};
+        const std::string_view kind = kind_of(batch);
+        auto judge = [&](std::string_view patcher) {
+            for (oracles::Oracle* oracle : batch_oracles_)
+                if (oracle->applies_to(e))
+                    for (oracles::Verdict& v : oracle->judge(e)) {
+                        v.patch_kind = kind;
+                        sink_.add(std::move(v), arch_, current_pass, patcher);
+                    }
+        };
+        for (size_t i = 0; i < candidates_.size(); ++i) {
+            e.candidate = {candidates_[i].name, &results[i], outcomes[i]};
+            judge(candidates_[i].name);
         }
-        r.outcome = side_.apply(inner_, prog, batch);
-        // Only a disagreeing result is kept (moved out); an agreeing one's storage is reused.
-        bool keep_after = keep_programs_;
-        for (size_t i = 0; i < side_.size(); ++i) {
-            OtherRun& o = r.others.emplace_back();
-            o.name = names_[i];
-            o.outcome = side_.outcome(i);
-            o.agrees = side_.same(i);
-            if (!o.agrees) {
-                keep_after = true;
-                o.out = side_.take_result(i);
-            }
-        }
-        if (keep_after) r.after = prog;
-        r.after_len = prog.insns.size();
-        return r.outcome;
+        e.candidate = e.reference;
+        judge(reference_name_);
+        return outcome;
     }
+
     std::string_view current_pass;  // a trigger_names() entry
-    patch::CoverageSet* coverage = nullptr;  // RunConfig::coverage of the case being run
+    uint32_t batches = 0;
 
 private:
-    static std::vector<patch::Patcher*> pointers(const std::vector<std::pair<std::string, patch::Patcher*>>& others) {
-        std::vector<patch::Patcher*> v;
-        for (const auto& o : others) v.push_back(o.second);
-        return v;
-    }
-
-    patch::Patcher& inner_;
-    patch::SideBySide side_;
-    std::vector<std::string> names_;
-    bool keep_programs_;
-    std::vector<RecordedBatch>* out_ = nullptr;
+    patch::Patcher& reference_;
+    std::string reference_name_;
+    std::vector<Candidate> candidates_;
+    std::vector<oracles::Oracle*> batch_oracles_;
+    ReportSink& sink_;
+    const std::string& arch_;
+    patch::CoverageSet* coverage_;
 };
 
-// The patchers a case runs with (the reference and, when `with_others`, one of each other patcher
-// and the external plugin) and the recorder around them. Patchers keep only storage between batches
-// (patch.hpp), and so does the recorder (the other patchers' result programs): a thread's set serves
-// one case after another, which then start with the storage the earlier cases grew instead of
-// allocating it all again.
-class CasePatchers {
-public:
-    CasePatchers(const std::vector<std::string>& names, bool with_others, patch::Patcher* external,
-                 const std::string& external_name, bool keep_programs)
-        : names_(names), with_others_(with_others), external_(external), keep_programs_(keep_programs) {
-        reference_ = patch::make_patcher(names[0]);
-        PATCHFUZZ_CHECK(reference_ != nullptr, "runner given an unknown patcher (the CLI validates names)");
-        std::vector<std::pair<std::string, patch::Patcher*>> others;
-        if (with_others)
-            for (size_t i = 1; i < names.size(); ++i) {
-                other_patchers_.push_back(patch::make_patcher(names[i]));
-                PATCHFUZZ_CHECK(other_patchers_.back() != nullptr, "runner given an unknown patcher (the CLI validates names)");
-                others.emplace_back(names[i], other_patchers_.back().get());
-            }
-        internal_others_ = others.size();  // the external plugin, if any, comes last
-        if (external != nullptr) others.emplace_back(external_name, external);
-        has_others_ = !others.empty();
-        recorder_.emplace(*reference_, others, keep_programs);
-    }
-
-    [[nodiscard]] bool serves(const std::vector<std::string>& names, bool with_others, patch::Patcher* external,
-                              bool keep_programs) const {
-        return names == names_ && with_others == with_others_ && external == external_ && keep_programs == keep_programs_;
-    }
-    patch::Patcher& reference() { return *reference_; }
-    RecordingPatcher& recorder() { return *recorder_; }
-    [[nodiscard]] size_t internal_others() const { return internal_others_; }
-    [[nodiscard]] bool has_others() const { return has_others_; }
-
-private:
-    std::vector<std::string> names_;
-    bool with_others_;
-    patch::Patcher* external_;
-    bool keep_programs_;
-    std::unique_ptr<patch::Patcher> reference_;
-    std::vector<std::unique_ptr<patch::Patcher>> other_patchers_;
-    size_t internal_others_ = 0;
-    bool has_others_ = false;
-    std::optional<RecordingPatcher> recorder_;
-};
-
-// The programs a thread's cases rewrite, kept from one case to the next: a copy assigned into one
-// reuses its arrays, and an InsnAux array already as long as the copy is overwritten as bytes
-// (std::vector constructs new elements one by one: InsnAux has default member initializers).
-// `copy_to_rewrite` also leaves room for what the passes usually add: the incremental patcher makes
-// room for a batch's growth up front, and an array without it would move on the first batch that
-// grows.
-class RewritePrograms {
-public:
-    static Program copy_to_rewrite(const Program& p) {
-        std::vector<Program>& spare = pool();
-        Program q;
-        if (!spare.empty()) {
-            q = std::move(spare.back());
-            spare.pop_back();
-        }
-        const size_t room = p.insns.size() + p.insns.size() / 2 + 64;
-        q.insns.reserve(room);
-        q.aux.reserve(room);
-        q = p;  // a copy assignment keeps the capacity
-        return q;
-    }
-    // Programs a case is done with, for the next cases' copies.
-    static void give_back(Program&& p) {
-        std::vector<Program>& spare = pool();
-        if (spare.size() < kKept) spare.push_back(std::move(p));
-    }
-
-private:
-    static constexpr size_t kKept = 4;  // a case rewrites at most one program per profile, and keeps one more
-    static std::vector<Program>& pool() {
-        thread_local std::vector<Program> spare;
-        return spare;
-    }
-};
-
-bool same_batch(const patch::PatchBatch& a, const patch::PatchBatch& b) {
-    if (a.patches.size() != b.patches.size()) return false;
-    for (size_t i = 0; i < a.patches.size(); ++i) {
-        const auto &x = a.patches[i], &y = b.patches[i];
-        if (x.kind != y.kind || x.pos != y.pos || x.count != y.count || x.insns.size() != y.insns.size()) return false;
-        for (size_t k = 0; k < x.insns.size(); ++k)
-            if (!isa::same(x.insns[k], y.insns[k])) return false;
-    }
-    return true;
-}
-
-// The per-batch SMT verdicts are pure functions of (program before, batch, patcher). Under
-// another arch profile the passes mostly emit the very same batch on the very same program (x86_64
-// and jit32 share all but the zext batches), so those verdicts are reused instead of recomputed.
-// Only kept with the SMT jump oracle on: without it a batch's verdicts cost less than the lookup.
-struct BatchVerdicts {
-    const RecordedBatch* rb;             // lives in run_case's per-arch batch lists
-    std::vector<OracleVerdict> verdicts;
-    uint32_t counted_passes = 0;         // the passes among them not kept (RunConfig::keep_passes)
-};
-
-const BatchVerdicts* find_same(const std::vector<BatchVerdicts>& memo, const RecordedBatch& rb) {
-    for (const auto& m : memo)
-        if (m.rb->pass == rb.pass && m.rb->before.len() == rb.before.len() && same_batch(m.rb->batch, rb.batch) &&
-            m.rb->before == rb.before)
-            return &m;
-    return nullptr;
-}
-
-// A place in a CaseReport being made: the verdicts kept and the passes counted so far. A
-// profile's verdicts are the ones between two marks.
-struct ReportMark {
-    size_t verdicts = 0;
-    uint32_t counted_passes = 0;
-};
-
-// The oracles a run asks for, by id. The names were checked where they were read (the CLI, a
-// .case file); the kernel oracle is the campaign's, not the runner's.
-oracles::OracleSet wanted_oracles(const RunConfig& cfg) {
-    std::string bad;
-    const auto set = oracles::parse_oracle_set(cfg.oracles, &bad);
-    PATCHFUZZ_CHECK(set.has_value(), "runner given an unknown oracle (names are checked where they are read)");
-    return *set;
-}
-
-// The passes in kernel order, and the slot after them that counts explicit batches.
-const std::vector<std::string_view>& trigger_names() {
-    static const std::vector<std::string_view> names = [] {
-        const std::span<const std::string_view> kernel_order = passes::pass_names_view();
-        std::vector<std::string_view> v(kernel_order.begin(), kernel_order.end());
-        v.emplace_back("explicit");
-        return v;
-    }();
-    return names;
-}
-
-// Patches emitted per trigger_names() slot by one profile's run; a slot exists (`ran`) once its
-// pass has run, even when it patched nothing, as in CaseReport::pass_triggers.
-struct Triggers {
-    static constexpr size_t kSlots = 8;
-    std::array<uint32_t, kSlots> patches{};
-    std::array<bool, kSlots> ran{};
-    void add(size_t slot, uint32_t n) {
-        ran[slot] = true;
-        patches[slot] += n;
-    }
-    void add(const Triggers& other) {
-        for (size_t i = 0; i < kSlots; ++i)
-            if (other.ran[i]) add(i, other.patches[i]);
-    }
-    void add_to(std::vector<PassTrigger>& out) const {
-        out.reserve(out.size() + kSlots);  // one allocation, not one per doubling
-        for (size_t i = 0; i < kSlots; ++i)
-            if (ran[i]) out.push_back({trigger_names()[i], patches[i]});
-    }
-};
-
-// Inline proofs depend only on (arch, iterator variant): prove once per process.
-std::vector<oracles::smt::InlineProof> inline_proofs(const ArchProfile& arch, passes::IterInline iter,
-                                                     uint32_t timeout_ms) {
-    static std::mutex mu;
-    static std::map<std::string, std::vector<oracles::smt::InlineProof>> cache;
-    const std::string key = std::string(arch.name) + "/" + std::to_string(int(iter));
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    oracles::smt::InlineProofOptions o;
-    o.arches = {arch};
-    o.iter = iter;
-    o.smt.timeout_ms = timeout_ms;
-    return cache[key] = oracles::smt::prove_inlines(o);
+std::unique_ptr<patch::Patcher> patcher_named(const std::string& name) {
+    auto p = patch::make_patcher(name);
+    PATCHFUZZ_CHECK(p != nullptr, "runner given an unknown patcher (the CLI validates names)");
+    return p;
 }
 
 }  // namespace
+
+CaseReport run_case(const Case& c, const RunConfig& cfg) {
+    return cfg.memoise ? run_case_memoised(c, cfg) : run_case_plain(c, cfg);
+}
+
+CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
+    CaseReport report;
+    ReportSink sink(report, cfg.keep_passes);
+    const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
+    PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
+
+    // The oracles, by scope, in the order their verdicts are filed (kAllOracles').
+    const oracles::OracleSet wanted = wanted_oracles(cfg);
+    oracles::smt::SmtOptions so;
+    so.timeout_ms = cfg.smt_timeout_ms;
+    std::vector<std::unique_ptr<oracles::Oracle>> owned;
+    if (wanted.has(oracles::OracleId::Structural)) owned.push_back(oracles::make_structural_oracle());
+    if (wanted.has(oracles::OracleId::SmtJump)) owned.push_back(oracles::make_smt_jump_oracle(so));
+    if (wanted.has(oracles::OracleId::SmtInline)) owned.push_back(oracles::make_smt_inline_oracle(so));
+    if (wanted.has(oracles::OracleId::Exec)) {
+        oracles::exec::ExecDiffOptions eo;
+        eo.patchers = patcher_names;
+        eo.inputs = cfg.exec_inputs;
+        eo.seed = c.seed;
+        eo.failure_details = cfg.failure_details;
+        owned.push_back(oracles::make_exec_oracle(std::move(eo)));
+    }
+    std::vector<oracles::Oracle*> batch_oracles, arch_oracles, case_oracles;
+    for (const auto& o : owned)
+        (o->scope() == oracles::Scope::Batch ? batch_oracles : o->scope() == oracles::Scope::Arch ? arch_oracles : case_oracles)
+            .push_back(o.get());
+
+    // The reference patcher, and every other one (the external plugin last) when a batch oracle
+    // compares them with it.
+    const std::unique_ptr<patch::Patcher> reference = patcher_named(patcher_names[0]);
+    std::vector<std::unique_ptr<patch::Patcher>> others;
+    std::vector<Candidate> candidates;
+    if (!batch_oracles.empty()) {
+        for (size_t i = 1; i < patcher_names.size(); ++i) {
+            others.push_back(patcher_named(patcher_names[i]));
+            candidates.push_back({patcher_names[i], others.back().get()});
+        }
+        if (cfg.external != nullptr) candidates.push_back({cfg.external_name, cfg.external});
+    }
+
+    const std::vector<std::string_view>& slots = trigger_names();
+    const size_t explicit_slot = slots.size() - 1;
+    Triggers triggers;
+    std::vector<ArchProfile> rewritten_arches;  // the profiles whose rewrite succeeded, for the case oracles
+    for (const std::string& arch_name : cfg.arches) {
+        const auto arch = arch_by_name(arch_name);
+        PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
+        passes::RewriteOptions opts = c.options;
+        opts.arch = *arch;
+
+        JudgingPatcher judging(*reference, patcher_names[0], candidates, batch_oracles, sink, arch_name, cfg.coverage);
+        Program prog = c.program;
+        patch::PatchOutcome outcome;
+        if (!c.patches.empty()) {
+            judging.current_pass = slots[explicit_slot];
+            for (const patch::PatchBatch& b : c.patches) {
+                outcome = judging.apply(prog, b);
+                triggers.add(explicit_slot, static_cast<uint32_t>(b.patches.size()));
+                if (!outcome.ok()) break;
+            }
+        } else {
+            for (size_t pi = 0; pi < explicit_slot; ++pi) {
+                if (!c.options.only.empty() && std::find(c.options.only.begin(), c.options.only.end(), slots[pi]) == c.options.only.end())
+                    continue;
+                judging.current_pass = slots[pi];
+                passes::PassRun one = passes::run_pass(pi, prog, judging, opts);
+                triggers.add(pi, one.patches);
+                outcome = std::move(one.outcome);
+                if (!outcome.ok()) break;
+            }
+        }
+        report.batches += judging.batches;
+
+        oracles::Evidence e;
+        e.arch = &*arch;
+        e.options = &opts;
+        for (oracles::Oracle* oracle : arch_oracles)
+            if (oracle->applies_to(e))
+                for (oracles::Verdict& v : oracle->judge(e)) {
+                    const std::string sequence = v.patch_kind;  // the proof's subject stands where a patcher would
+                    sink.add(std::move(v), arch_name, "iter_inline", sequence);
+                }
+        // Runs compare a rewrite by the passes with the original: not a case's explicit batches.
+        if (outcome.ok() && c.patches.empty()) rewritten_arches.push_back(*arch);
+    }
+    triggers.add_to(report.pass_triggers);
+
+    // The case oracles: exec when a profile's rewrite succeeded, the ones given from outside (the
+    // kernel) whenever the passes ran.
+    const oracles::Evidence e = case_evidence(c, rewritten_arches);
+    auto judge_case = [&](oracles::Oracle& oracle) {
+        if (oracle.applies_to(e))
+            for (oracles::Verdict& v : oracle.judge(e)) {
+                const std::string arch = filed_arch(v, rewritten_arches);
+                sink.add(std::move(v), arch, "", "");
+            }
+    };
+    if (!rewritten_arches.empty())
+        for (oracles::Oracle* oracle : case_oracles) judge_case(*oracle);
+    if (c.patches.empty())
+        for (oracles::Oracle* oracle : cfg.extra_oracles) judge_case(*oracle);
+    return report;
+}
 
 bool CaseReport::failed() const { return first_failure() != nullptr; }
 
@@ -332,295 +244,6 @@ std::string signature_of(const OracleVerdict& v) {
     const auto& d = v.verdict;
     return part(d.oracle) + "/" + part(v.pass) + "/" + part(d.patch_kind) + "/" + part(d.divergence) + "/" +
            part(v.arch);
-}
-
-CaseReport run_case(const Case& c, const RunConfig& cfg) {
-    CaseReport report;
-    // A verdict per batch and profile: room for a usual case's, so that growing the vector does
-    // not move them (eleven strings each) again and again. With the passes only counted, most
-    // reports keep none.
-    if (cfg.keep_passes) report.verdicts.reserve(16);
-    const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
-    PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
-
-    // Whether a verdict of this outcome is only counted (RunConfig::keep_passes): then it is
-    // counted here, and need not be made at all.
-    auto only_counted = [&report, keep_passes = cfg.keep_passes](oracles::Outcome outcome) {
-        if (keep_passes || outcome != oracles::Outcome::Pass) return false;
-        ++report.counted_passes;
-        return true;
-    };
-    // Verdicts are built in place: a verdict is eleven strings, and this runs for every batch.
-    auto keep = [&](oracles::Verdict&& v, const std::string& arch, std::string_view pass, std::string_view patcher) {
-        OracleVerdict& added = report.verdicts.emplace_back(std::move(v), arch, pass, patcher);
-        added.verdict.arch = arch;
-        added.verdict.pass = added.pass;
-    };
-    auto add = [&](oracles::Verdict&& v, const std::string& arch, std::string_view pass, std::string_view patcher) {
-        if (!only_counted(v.outcome)) keep(std::move(v), arch, pass, patcher);
-    };
-    // The verdicts between two marks again, under another profile's name: room for them first,
-    // so that the vector does not move while they are copied from it.
-    auto add_again = [&](ReportMark from, ReportMark to, const std::string& arch) {
-        report.counted_passes += to.counted_passes - from.counted_passes;
-        report.verdicts.reserve(report.verdicts.size() + (to.verdicts - from.verdicts));
-        for (size_t k = from.verdicts; k < to.verdicts; ++k) {
-            OracleVerdict& again = report.verdicts.emplace_back(report.verdicts[k]);
-            again.verdict.arch = arch;
-            again.arch = arch;
-        }
-    };
-    auto mark = [&report] { return ReportMark{report.verdicts.size(), report.counted_passes}; };
-
-    const std::vector<std::string_view>& slot_names = trigger_names();
-    PATCHFUZZ_CHECK(slot_names.size() <= Triggers::kSlots, "Triggers has a slot for every pass");
-    const size_t explicit_slot = slot_names.size() - 1;
-    Triggers case_triggers;  // every profile's, for report.pass_triggers
-    const oracles::OracleSet wanted = wanted_oracles(cfg);
-    const bool structural = wanted.has(oracles::OracleId::Structural), smt_jump = wanted.has(oracles::OracleId::SmtJump),
-               exec = wanted.has(oracles::OracleId::Exec);
-    // One entry per profile at most: room for all of them first keeps their addresses stable
-    // (`memo` points into the batch lists, `given_rewrites` at the programs).
-    std::vector<std::vector<RecordedBatch>> batches_per_arch;
-    batches_per_arch.reserve(cfg.arches.size());
-    std::vector<BatchVerdicts> memo;
-    std::vector<ArchProfile> exec_arches;  // profiles whose rewrite succeeded, for the exec oracle
-    // Rewrites the exec oracle need not make again: the reference's whole rewrite per profile, and
-    // another patcher's when each of its batches gave the reference's very program and outcome
-    // (the passes are deterministic functions of the program, so its whole rewrite is the same).
-    const bool per_batch = structural || smt_jump;
-    std::vector<Program> rewritten_per_arch;
-    rewritten_per_arch.reserve(cfg.arches.size());
-    std::vector<oracles::exec::GivenRewrite> given_rewrites;
-    given_rewrites.reserve(cfg.arches.size() * patcher_names.size());
-    exec_arches.reserve(cfg.arches.size());
-    // A profile whose rewrite of this program is another's (passes::rewrites_alike: x86_64 and
-    // arm64 differ only at PROBE_MEM loads and a few helper calls) gets that profile's per-batch
-    // verdicts and rewrites again under its own name instead of rewriting and judging twice.
-    struct ArchRun {
-        passes::RewriteOptions opts;
-        ReportMark verdicts_from, verdicts_to;  // its per-batch verdicts in the report
-        uint32_t batches = 0;
-        Triggers triggers;
-        const Program* rewritten = nullptr;
-        bool ok = false;
-        std::vector<bool> others_agree;
-        // After the passes that read no arch fact (passes::arch_independent_prefix), when they
-        // all succeeded: where a later profile with options alike but for the arch starts from,
-        // taking these verdicts instead of rewriting and judging the same batches again.
-        std::optional<Program> after_prefix;
-        uint32_t prefix_batches = 0;
-        ReportMark prefix_verdicts_to;
-        Triggers prefix_triggers;
-        std::vector<bool> prefix_agree;
-    };
-    std::vector<ArchRun> arch_runs;
-    arch_runs.reserve(cfg.arches.size());  // `base` below points into it across emplace_back
-    const size_t prefix_passes = passes::arch_independent_prefix();
-    auto add_inline_proofs = [&](const ArchProfile& arch) {
-        if (!wanted.has(oracles::OracleId::SmtInline) || c.options.iter_inline == passes::IterInline::Off) return;
-        for (auto& proof : inline_proofs(arch, c.options.iter_inline, cfg.smt_timeout_ms))
-            add(std::move(proof.verdict), std::string(arch.name), "iter_inline", proof.sequence);
-    };
-    auto add_exec_rewrites = [&](const ArchProfile& arch, const ArchRun& run) {
-        if (!exec || !run.ok || !c.patches.empty()) return;
-        exec_arches.push_back(arch);
-        given_rewrites.push_back({arch.name, patcher_names[0], run.rewritten});
-        for (size_t i = 0; i < run.others_agree.size(); ++i)
-            if (run.others_agree[i]) given_rewrites.push_back({arch.name, patcher_names[i + 1], run.rewritten});
-    };
-    // One reference and one of each other patcher serve every profile (and, kept per thread, every
-    // case). Every other patcher applies each batch too (to a copy) when an oracle reads their
-    // agreement: the per-batch ones, and exec, which then need not rewrite with them again.
-    // A case with an external plugin, which may keep state of its own between calls, gets a set
-    // of its own; the thread's set is made anew when a case asks for another one.
-    patch::Patcher* const external = per_batch ? cfg.external : nullptr;
-    ThreadLease<std::optional<CasePatchers>> lease(external != nullptr);
-    if (!*lease || !(*lease)->serves(patcher_names, per_batch || exec, external, smt_jump))
-        lease->emplace(patcher_names, per_batch || exec, external, cfg.external_name, smt_jump);
-    CasePatchers& patchers = **lease;
-    const size_t internal_others = patchers.internal_others();
-    RecordingPatcher& recorder = patchers.recorder();
-    recorder.coverage = cfg.coverage;
-    patch::Patcher& driver = per_batch || patchers.has_others() || cfg.coverage != nullptr ? static_cast<patch::Patcher&>(recorder) : patchers.reference();
-
-    for (size_t ai = 0; ai < cfg.arches.size(); ++ai) {
-        const std::string& arch_name = cfg.arches[ai];
-        auto arch = arch_by_name(arch_name);
-        PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
-        passes::RewriteOptions opts = c.options;
-        opts.arch = *arch;
-        const ArchRun* alike = nullptr;
-        for (const ArchRun& r : cfg.memoise ? std::span<const ArchRun>(arch_runs) : std::span<const ArchRun>())
-            // An external plugin that may keep state between calls (!external_pure) is called for
-            // every profile. Explicit batches go to the patchers alone, which never read the
-            // profile: every profile's run of them is the first one's.
-            if ((cfg.external == nullptr || cfg.external_pure) && (!c.patches.empty() || passes::rewrites_alike(c.program, r.opts, opts))) {
-                alike = &r;
-                break;
-            }
-        if (alike != nullptr) {
-            add_again(alike->verdicts_from, alike->verdicts_to, arch_name);
-            case_triggers.add(alike->triggers);
-            report.batches += alike->batches;
-            add_inline_proofs(*arch);
-            add_exec_rewrites(*arch, *alike);
-            continue;
-        }
-        // An external plugin that may keep state between calls is called for every pass too.
-        ArchRun* base = nullptr;
-        if (cfg.memoise && c.patches.empty() && (cfg.external == nullptr || cfg.external_pure))
-            for (ArchRun& r : arch_runs)
-                if (r.after_prefix && passes::options_alike_but_arch(r.opts, opts)) {
-                    base = &r;
-                    break;
-                }
-        ArchRun& run = arch_runs.emplace_back();
-        run.opts = opts;
-        run.verdicts_from = mark();
-        if (base != nullptr) {
-            add_again(base->verdicts_from, base->prefix_verdicts_to, arch_name);
-            run.triggers = base->prefix_triggers;
-        }
-
-        PATCHFUZZ_CHECK(batches_per_arch.size() < batches_per_arch.capacity() && rewritten_per_arch.size() < rewritten_per_arch.capacity(),
-                        "runner: one batch list and one rewrite per profile (their addresses must not move)");
-        std::vector<RecordedBatch>& batches = batches_per_arch.emplace_back();
-        batches.reserve(8);  // the passes emit a few batches per profile: one allocation for them
-        recorder.record_into(batches);
-        // The last profile takes the shared program itself: no later one starts from it.
-        const bool last_arch = ai + 1 == cfg.arches.size();
-        Program& rewritten = base == nullptr ? rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(c.program))
-                             : last_arch     ? rewritten_per_arch.emplace_back(std::move(*base->after_prefix))
-                                             : rewritten_per_arch.emplace_back(RewritePrograms::copy_to_rewrite(*base->after_prefix));
-        if (base != nullptr && last_arch) base->after_prefix.reset();  // moved out: not one to give back
-        // Only worth a copy when a later profile may start from it.
-        const bool keep_prefix = cfg.memoise && base == nullptr && c.patches.empty() && ai + 1 < cfg.arches.size();
-        patch::PatchOutcome final_outcome;
-
-        if (!c.patches.empty()) {
-            recorder.current_pass = slot_names[explicit_slot];
-            for (const auto& b : c.patches) {
-                final_outcome = driver.apply(rewritten, b);
-                run.triggers.add(explicit_slot, static_cast<uint32_t>(b.patches.size()));
-                if (!final_outcome.ok()) break;
-            }
-        } else {
-            for (size_t pi = base != nullptr ? prefix_passes : 0; pi < explicit_slot; ++pi) {
-                const std::string_view name = slot_names[pi];
-                if (pi == prefix_passes && keep_prefix) {
-                    run.after_prefix = RewritePrograms::copy_to_rewrite(rewritten);
-                    run.prefix_batches = static_cast<uint32_t>(batches.size());
-                    run.prefix_triggers = run.triggers;
-                }
-                if (!c.options.only.empty() &&
-                    std::find(c.options.only.begin(), c.options.only.end(), name) == c.options.only.end())
-                    continue;
-                recorder.current_pass = name;
-                passes::PassRun one = passes::run_pass(pi, rewritten, driver, opts);
-                run.triggers.add(pi, one.patches);
-                final_outcome = std::move(one.outcome);
-                if (!final_outcome.ok()) break;
-            }
-        }
-        case_triggers.add(run.triggers);
-        run.batches = (base != nullptr ? base->prefix_batches : 0) + static_cast<uint32_t>(batches.size());
-        report.batches += run.batches;
-
-        // Per batch: every other patcher's result compared with the reference's; the SMT jump
-        // oracle on every patcher's output.
-        oracles::smt::SmtOptions so;
-        so.timeout_ms = cfg.smt_timeout_ms;
-        std::vector<bool> others_agree = base != nullptr ? base->prefix_agree : std::vector<bool>(internal_others, true);
-        for (size_t bi = 0; bi < batches.size(); ++bi) {
-            const RecordedBatch& rb = batches[bi];
-            if (run.after_prefix && bi == run.prefix_batches) {
-                run.prefix_verdicts_to = mark();
-                run.prefix_agree = others_agree;
-            }
-            for (size_t i = 0; i < internal_others; ++i) others_agree[i] = others_agree[i] && rb.others[i].agrees;
-            if (!per_batch) continue;
-            if (smt_jump && cfg.memoise)
-                if (const BatchVerdicts* same = find_same(memo, rb)) {
-                    report.counted_passes += same->counted_passes;
-                    for (OracleVerdict v : same->verdicts) add(std::move(v.verdict), arch_name, rb.pass, v.patcher);
-                    continue;
-                }
-            const ReportMark first_verdict = mark();
-            const std::string_view kind = rb.kind;
-            std::optional<oracles::Verdict> reference_jumps;
-            if (smt_jump) {
-                reference_jumps = oracles::smt::check_jump_targets(rb.before, rb.batch, rb.outcome, rb.after, so);
-                reference_jumps->patch_kind = kind;
-            }
-            for (const OtherRun& o : rb.others) {
-                // Equal outputs were established while recording: the comparison's verdict is
-                // known, a pass, which need not be made when it is only counted.
-                if (structural && !(o.agrees && only_counted(oracles::Outcome::Pass))) {
-                    auto v = o.agrees ? oracles::identical_outputs_verdict(rb.outcome, rb.after_len)
-                                      : oracles::compare_patcher_outputs({patcher_names[0], &rb.after, rb.outcome},
-                                                                         {std::string(o.name), &o.out, o.outcome});
-                    v.patch_kind = kind;
-                    add(std::move(v), arch_name, rb.pass, o.name);
-                }
-                if (smt_jump) {
-                    // The same input to the same pure check gives the same verdict.
-                    if (o.agrees) {
-                        if (!only_counted(reference_jumps->outcome))
-                            keep(oracles::Verdict(*reference_jumps), arch_name, rb.pass, o.name);
-                    } else {
-                        auto v = oracles::smt::check_jump_targets(rb.before, rb.batch, o.outcome, o.out, so);
-                        v.patch_kind = kind;
-                        add(std::move(v), arch_name, rb.pass, o.name);
-                    }
-                }
-            }
-            if (reference_jumps) add(std::move(*reference_jumps), arch_name, rb.pass, patcher_names[0]);
-            // An external plugin that may keep state between calls: its verdicts are never reused.
-            if (smt_jump && cfg.memoise && (cfg.external == nullptr || cfg.external_pure))
-                memo.push_back({&rb,
-                                std::vector<OracleVerdict>(report.verdicts.begin() + static_cast<std::ptrdiff_t>(first_verdict.verdicts),
-                                                           report.verdicts.end()),
-                                report.counted_passes - first_verdict.counted_passes});
-        }
-
-        if (run.after_prefix && run.prefix_batches == batches.size()) {
-            run.prefix_verdicts_to = mark();
-            run.prefix_agree = others_agree;
-        }
-        run.verdicts_to = mark();
-        run.rewritten = &rewritten;
-        run.ok = final_outcome.ok();
-        run.others_agree = others_agree;
-        add_inline_proofs(*arch);
-        add_exec_rewrites(*arch, run);
-    }
-    case_triggers.add_to(report.pass_triggers);
-    if (!exec_arches.empty()) {
-        // Original (kfunc and helper calls run by reference models) vs each patcher's rewrite,
-        // on the case's own inputs and on generated ones (seeded by the case); one call for every
-        // profile, so runs that two profiles share are made once (exec_diff.hpp).
-        oracles::exec::ExecDiffOptions eo;
-        eo.archs = std::move(exec_arches);
-        eo.patchers = patcher_names;
-        eo.rewrite = c.options;
-        eo.given = c.inputs;
-        eo.rewrites = std::move(given_rewrites);
-        eo.inputs = cfg.exec_inputs;
-        eo.seed = c.seed;
-        eo.failure_details = cfg.failure_details;
-        oracles::Verdict v = oracles::exec::exec_diff(c.program, eo);
-        if (!only_counted(v.outcome)) {
-            std::string arch = v.arch;  // a failure names its profile
-            if (arch.empty())
-                for (const auto& a : eo.archs) arch += (arch.empty() ? "" : ",") + std::string(a.name);
-            keep(std::move(v), arch, "", "");
-        }
-    }
-    for (Program& p : rewritten_per_arch) RewritePrograms::give_back(std::move(p));
-    for (ArchRun& r : arch_runs)
-        if (r.after_prefix) RewritePrograms::give_back(std::move(*r.after_prefix));
-    return report;
 }
 
 }  // namespace patchfuzz::harness

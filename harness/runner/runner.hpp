@@ -12,6 +12,7 @@
 #include "bpf/patch/reloc_coverage.hpp"
 #include "bpf/program/program.hpp"
 #include "harness/case/case_file.hpp"
+#include "oracles/oracle.hpp"
 #include "oracles/verdict.hpp"
 
 namespace patchfuzz::harness {
@@ -30,11 +31,10 @@ struct RunConfig {
     // patcher's answers are then reused where the built-in patchers' are (alike arch profiles, a
     // shared pass prefix, per-batch SMT verdicts). false calls it for every profile and pass.
     bool external_pure = true;
-    // Reuse of work between profiles and batches: a profile whose rewrite is another's takes its
-    // verdicts, a profile alike but for the arch starts after the other's arch-independent passes,
-    // and a batch given again on the same program takes its SMT verdicts. false: every profile is
-    // rewritten and judged on its own, every batch anew: the plain loop the reuse must judge
-    // exactly as (runner_test).
+    // Reuse of work (memo_runner.hpp): a profile whose rewrite is another's takes its verdicts, a
+    // profile alike but for the arch starts after the other's arch-independent passes, a batch
+    // given again on the same program takes its SMT verdicts. false: run_case_plain(), the plain
+    // loop the reuse must judge exactly as (runner_test).
     bool memoise = true;
     uint32_t exec_inputs = 4;      // generated inputs per case for the execution oracle, after the case's own
     uint32_t smt_timeout_ms = 2000;
@@ -44,6 +44,10 @@ struct RunConfig {
     // false: a Pass verdict is only counted (CaseReport::counted_passes), not kept. What a
     // campaign judges with: it reads no more of a pass than that it passed, and most verdicts pass.
     bool keep_passes = true;
+    // Case-scope oracles the runner cannot make itself (the kernel oracle needs a VM:
+    // harness/kernel/kernel_oracle.hpp), not owned: each judges every case without explicit
+    // batches, after the built-in oracles.
+    std::vector<oracles::Oracle*> extra_oracles;
     // When set, every batch a patcher is given adds its relocation-coverage cells here (computed
     // from the program and the batch alone, bpf/patch/reloc_coverage.hpp). Not owned.
     patch::CoverageSet* coverage = nullptr;
@@ -82,7 +86,12 @@ struct CaseReport {
     [[nodiscard]] const OracleVerdict* first_failure() const;
 };
 
+// The case judged by the memoised loop (memo_runner.hpp), or by run_case_plain() when
+// cfg.memoise is false.
 CaseReport run_case(const Case& c, const RunConfig& cfg);
+// The reference loop: every profile rewritten and every batch judged on its own, each oracle
+// called through oracles::Oracle, fresh patchers, nothing kept between cases.
+CaseReport run_case_plain(const Case& c, const RunConfig& cfg);
 
 // Semantic signature of a failure (issue 7): oracle/pass/patch-kind/divergence/arch.
 std::string signature_of(const OracleVerdict& v);

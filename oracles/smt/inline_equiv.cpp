@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <functional>
 #include <string>
 
@@ -86,12 +87,19 @@ Verdict finish(const ProofResult& r, const Claim& c, const ArchProfile& arch, co
     return with_arch(Verdict::unknown(kInlineOracleName, "unreachable"), arch);
 }
 
-// One Z3 context per thread for all inline proofs: creating a context costs more than most of these
-// proofs. Names are reused deliberately (same name and sort = same constant; every proof has its
-// own solver, so nothing leaks between proofs).
-TermContext& shared_ctx() {
-    thread_local TermContext ctx;
+// One Z3 context per thread for the proofs of one prove_inlines() call: creating a context costs
+// more than most of these proofs. Names are reused deliberately (same name and sort = same
+// constant; every proof has its own solver). Each call starts from a new context: the models Z3
+// finds depend on what its context has seen, and a question must get the same counterexample
+// however often, and after whichever others, it is asked.
+std::optional<TermContext>& ctx_slot() {
+    thread_local std::optional<TermContext> ctx;
     return ctx;
+}
+TermContext& shared_ctx() {
+    std::optional<TermContext>& ctx = ctx_slot();
+    if (!ctx) ctx.emplace();
+    return *ctx;
 }
 
 std::vector<std::pair<std::string, Term>> watch_parts(const Claim& c) {
@@ -419,6 +427,7 @@ std::string div_name(const isa::Insn& i) {
 }  // namespace
 
 std::vector<InlineProof> prove_inlines(const InlineProofOptions& opts) {
+    ctx_slot().emplace();
     std::vector<ArchProfile> arches = opts.arches;
     if (arches.empty()) arches = {arch_x86_64(), arch_arm64(), arch_jit32()};
     std::vector<InlineProof> out;
