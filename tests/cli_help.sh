@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_help.sh PATCHFUZZ "VERB [SUB]" FLAG...: `patchfuzz VERB --help` exits 0, -h prints the same,
-# every FLAG (the verb's flags, listed by hand in tests/cli.cmake) has a row of its own in the
-# option table, and every flag the usage lines name has one too.
+# no line is wider than 100 columns, every FLAG (the verb's flags, listed by hand in tests/cli.cmake)
+# has a row of its own in the option table, and every flag the usage lines name has one too.
 pf=$1
 verb=$2
 shift 2
@@ -10,6 +10,7 @@ out=$("$pf" $verb --help) || { echo "patchfuzz $verb --help: exit $?"; exit 1; }
 # shellcheck disable=SC2086
 short=$("$pf" $verb -h) || { echo "patchfuzz $verb -h: exit $?"; exit 1; }
 [ "$short" = "$out" ] || { echo "patchfuzz $verb: -h and --help differ"; exit 1; }
+printf '%s\n' "$out" | awk 'length($0) > 100 { print "wider than 100 columns: " $0; bad = 1 } END { exit bad }' || exit 1
 rows=$(printf '%s\n' "$out" | grep -E '^  -')
 has_row() { printf '%s\n' "$rows" | grep -qE -- "^  (-[^ ,]+, )*$1( |,|\$)"; }
 for f in "$@"; do

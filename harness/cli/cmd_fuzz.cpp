@@ -47,11 +47,12 @@ int cmd_fuzz(Args args) {
         .verb = "fuzz",
         .usage = {"patchfuzz fuzz [--seconds N] [--runs K] [--seed S] [--jobs J] [--oracles LIST]",
                   "               [--arch LIST] [--profile NAME] [--max-insns N] [--iter-inline v4|v1|v3|off]",
-                  "               [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed] [--nop-removal buggy|fixed]",
-                  "               [--corpus DIR] [--seeds PATH] [--out DIR] [--json] [--quiet] [--known DIR | --no-known]",
-                  "               [--patcher-lib X.so] [--plugin-isolated] [--plugin-stateful] [--plugin-timeout S]",
-                  "               [--kernel 6.1|6.12|7.2|7.3] [--kernel-arch A] [--kernel-profile P] [--kernel-batch N]",
-                  "               [--privilege P]"},
+                  "               [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]",
+                  "               [--nop-removal buggy|fixed] [--corpus DIR] [--seeds PATH] [--out DIR]",
+                  "               [--json] [--quiet] [--known DIR | --no-known]",
+                  "               [--patcher-lib X.so] [--plugin-isolated] [--plugin-stateful]",
+                  "               [--plugin-timeout S] [--kernel 6.1|6.12|7.2|7.3] [--kernel-arch A]",
+                  "               [--kernel-profile P] [--kernel-batch N] [--privilege P]"},
         .about = "Generate valid BPF programs, run the kernel's rewrite passes with the incremental (kernel\n"
                  "model) and the batched patcher under each arch profile, and check every result with the\n"
                  "oracles. Failures are minimized, bucketed by semantic signature and written atomically to\n"

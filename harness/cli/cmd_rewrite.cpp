@@ -185,10 +185,10 @@ int cmd_rewrite(Args args) {
     const VerbFlags spec{
         .verb = "rewrite",
         .usage = {"patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]",
-                  "                   [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv]",
-                  "                   [--unprivileged] [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed]",
-                  "                   [--nop-removal buggy|fixed] [--rnd-hi32 SEED]",
-                  "                   [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]"},
+                  "                   [--passes a,b,...] [--iter-inline v1|v3|v4|off]",
+                  "                   [--privilege root|bpf|unpriv] [--unprivileged] [--loop-inline buggy|fixed]",
+                  "                   [--func-arg-inline buggy|fixed] [--nop-removal buggy|fixed]",
+                  "                   [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]"},
         .about = "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
                  "rewritten program in kernel syntax (bpftool prog dump xlated style).\n"
                  "IN is chosen by its content:\n"
