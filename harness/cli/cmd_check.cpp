@@ -2,7 +2,6 @@
 // counterexamples).
 #include <cstdio>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "bpf/util/json.hpp"

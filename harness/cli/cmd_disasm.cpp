@@ -4,9 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "bpf/asm/assemble.hpp"

@@ -2,11 +2,8 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <random>
-#include <sstream>
 #include <string>
 
 #include "bpf/arch/arch_profile.hpp"

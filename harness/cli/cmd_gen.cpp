@@ -8,7 +8,6 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <string_view>
 
 #include "bpf/util/json.hpp"
 #include "bpf/loader/loader.hpp"

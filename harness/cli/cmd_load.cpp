@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <map>
 #include <string>
-#include <string_view>
 
 #include "bpf/util/json.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"

@@ -2,9 +2,7 @@
 // equals the kernel's single-patch rules of §2 (oracles/smt/contract_proof.hpp).
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "bpf/util/json.hpp"

@@ -2,9 +2,7 @@
 // (oracles/smt/inline_equiv.hpp): numeric iterator kfuncs, div/mod guards, map lookups.
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "bpf/util/json.hpp"

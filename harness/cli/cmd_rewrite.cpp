@@ -3,8 +3,6 @@
 // Runs the verifier's rewrite passes (bpf/passes/pass.hpp, kernel order) on a program with the
 // chosen patcher and arch profile and prints the result in kernel syntax, or with --json every side
 // table. Inputs without verifier facts (.s, raw bytes, .bpf.o) get them from infer_facts().
-#include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>

@@ -2,7 +2,6 @@
 // which plugin, in the same words campaign summaries, verdicts and reports use.
 #include <cstdio>
 #include <string>
-#include <string_view>
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/flags.hpp"
