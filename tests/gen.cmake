@@ -7,9 +7,9 @@ add_test(NAME gen_cli_unknown_option COMMAND $<TARGET_FILE:patchfuzz> gen --bogu
 set_tests_properties(gen_cli_unknown_option PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: unknown option '--bogus'")
 add_test(NAME gen_cli_unknown_option_exit2 COMMAND sh -c "$<TARGET_FILE:patchfuzz> gen --bogus -o x.case 2>/dev/null; test $? -eq 2")
 add_test(NAME gen_cli_bad_seed COMMAND $<TARGET_FILE:patchfuzz> gen --seed 12x -o x.case)
-set_tests_properties(gen_cli_bad_seed PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: --seed: '12x' is not a number")
+set_tests_properties(gen_cli_bad_seed PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: --seed: '12x' is not a whole number")
 add_test(NAME gen_cli_unknown_profile COMMAND $<TARGET_FILE:patchfuzz> gen --profile nope -o x.case)
-set_tests_properties(gen_cli_unknown_profile PROPERTIES PASS_REGULAR_EXPRESSION "unknown profile 'nope' \\(known: pyperf180, pyperf600, strobemeta, scale100k\\)")
+set_tests_properties(gen_cli_unknown_profile PROPERTIES PASS_REGULAR_EXPRESSION "--profile: unknown profile 'nope' \\(expected pyperf180, pyperf600, strobemeta or scale100k\\)")
 add_test(NAME gen_cli_missing_out COMMAND $<TARGET_FILE:patchfuzz> gen --seed 1)
 set_tests_properties(gen_cli_missing_out PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz gen: missing -o OUT")
 # prints its seed; same seed -> same bytes; different seed -> different bytes

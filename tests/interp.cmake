@@ -69,7 +69,7 @@ set_tests_properties(costmodel_json PROPERTIES PASS_REGULAR_EXPRESSION "\"within
 add_test(NAME costmodel_help COMMAND $<TARGET_FILE:patchfuzz> costmodel --help)
 set_tests_properties(costmodel_help PROPERTIES PASS_REGULAR_EXPRESSION "usage: patchfuzz costmodel")
 add_test(NAME costmodel_bad_arg COMMAND sh -c "'$<TARGET_FILE:patchfuzz>' costmodel --nope 2>&1; test $? -eq 2")
-set_tests_properties(costmodel_bad_arg PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz costmodel: unknown argument '--nope'")
+set_tests_properties(costmodel_bad_arg PROPERTIES PASS_REGULAR_EXPRESSION "patchfuzz costmodel: unknown option '--nope'")
 
 add_executable(conformance_plugin_driver ${PATCHFUZZ_SOURCE_ROOT}/bpf/interp/conformance_plugin_driver_main.cpp)
 target_link_libraries(conformance_plugin_driver PRIVATE patchfuzz_conformance_format)

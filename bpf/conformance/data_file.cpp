@@ -1,14 +1,11 @@
 #include "bpf/conformance/data_file.hpp"
 
 #include <cctype>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "bpf/conformance/ubpf_asm.hpp"
+#include "bpf/util/read_file.hpp"
 
 namespace patchfuzz::conformance {
 namespace {
@@ -229,14 +226,9 @@ Expected<DataFile> parse_data_file(std::string_view text, const std::string& pat
 }
 
 Expected<DataFile> read_data_file(const std::string& path) {
-    // A directory opens as a stream on Linux and reads as empty: say what it is instead.
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return Error{path, std::string("cannot read: ") + std::strerror(EISDIR)};
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return parse_data_file(ss.str(), path);
+    auto text = read_file(path);
+    if (!text) return text.error();
+    return parse_data_file(*text, path);
 }
 
 }  // namespace patchfuzz::conformance

@@ -13,9 +13,6 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,6 +21,7 @@
 #include "bpf/loader/btf_ext.hpp"
 #include "bpf/loader/elf_reader.hpp"
 #include "bpf/loader/program_wire.hpp"
+#include "bpf/util/read_file.hpp"
 
 namespace patchfuzz::loader {
 namespace {
@@ -239,16 +237,6 @@ struct Builder {
     }
 };
 
-Expected<std::vector<uint8_t>> read_file(const std::string& path) {
-    // A directory opens as a stream on Linux and reads as empty: say what it is instead.
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return Error{path, std::string("cannot read: ") + std::strerror(EISDIR)};
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return bytes;
-}
-
 }  // namespace
 
 namespace {
@@ -256,12 +244,12 @@ namespace {
 // The conversion in the calling process, before the load's privilege is applied.
 Expected<LoadedObject> open_and_convert(const std::string& path) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto bytes = read_file(path);
-    if (!bytes) return bytes.error();
-    if (bytes->empty()) return Error{path, "empty file (0 bytes)"};
+    auto text = read_file(path);
+    if (!text) return text.error();
+    if (text->empty()) return Error{path, "empty file (0 bytes)"};
     // Our bounds-checked ELF reader runs before libbpf: a broken header, section table, symbol
     // table or relocation gets its precise message here instead of libbpf's last warning.
-    auto elf = read_elf(std::move(*bytes), path);
+    auto elf = read_elf(std::vector<uint8_t>(text->begin(), text->end()), path);
     if (!elf) return elf.error();
     std::map<std::pair<uint32_t, uint32_t>, Func> funcs;
     for (const auto& s : elf->symbols) {

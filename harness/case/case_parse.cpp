@@ -3,19 +3,16 @@
 // the program, options, input and expect sections are here; the side-table sections and the
 // explicit patches are in case_parse_tables.cpp.
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "bpf/arch/arch_profile.hpp"
 #include "bpf/asm/assemble.hpp"
 #include "bpf/isa/validate.hpp"
 #include "bpf/loader/bpf_names.hpp"
+#include "bpf/util/read_file.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/case/case_parser.hpp"
 #include "harness/case/case_vocab.hpp"
@@ -416,14 +413,9 @@ Status Parser::expect(const Section& s, Case& c) const {
 Expected<Case> parse_case(std::string_view text, const std::string& path) { return case_format::Parser(text, path).run(); }
 
 Expected<Case> read_case(const std::string& path) {
-    // A directory opens as a stream on Linux and reads as empty: say what it is instead.
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return Error{path, std::string("cannot read: ") + std::strerror(EISDIR)};
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    auto c = parse_case(ss.str(), path);
+    auto text = read_file(path);
+    if (!text) return text.error();
+    auto c = parse_case(*text, path);
     if (!c) return c;
     if (auto v = isa::validate_program(c->program); !v) return v.error().with_context(path);
     return c;

@@ -21,7 +21,7 @@
 #include "bench/bench_workload.hpp"
 #include "gen/profiles.hpp"
 #include "harness/cli/input_format.hpp"
-#include "harness/cli/cli_numbers.hpp"
+#include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
 
 namespace patchfuzz::cli {
@@ -49,60 +49,6 @@ private:
     std::string prefix_;
     std::unique_ptr<patch::Patcher> inner_;
 };
-
-void bench_usage(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: patchfuzz bench (--profile NAME[,NAME...] | --object X.bpf.o | --insns N --patches M\n"
-                 "                        | --sweep)...\n"
-                 "                       [--patchers LIST] [--reps R] [--seed S] [--json] [--plot FILE]\n\n"
-                 "Time the incremental patcher (a model of the kernel's bpf_patch_insn_data(), one\n"
-                 "patch at a time) against the batched patcher (one pass) on programs that really\n"
-                 "patch: every hash-map lookup inlined into 3 insns with an internal jump.\n\n"
-                 "workloads (any combination):\n"
-                 "  --profile NAMES   generated profiles: pyperf180 (~24k insns, 930 lookups),\n"
-                 "                    pyperf600 (~42k, 1530), strobemeta, verif_scale; or our own\n"
-                 "                    synthetic shapes synthetic-pyperf180, synthetic-pyperf600\n"
-                 "  --object FILE     every batch the rewrite passes emit on every program of a BPF\n"
-                 "                    object (or .case), each timed on the program it applies to\n"
-                 "  --arch A          the arch profile of --object's rewrite (default x86_64)\n"
-                 "  --insns N --patches M   one synthetic program of N insns with M lookup sites\n"
-                 "  --sweep           N = 1k ... 1M insns at --density PCT patches (default 4)\n"
-                 "  --sweep-max N     largest sweep size (default 1000000)\n\n"
-                 "measurement:\n"
-                 "  --patchers LIST   comma list of incremental,batched (default both)\n"
-                 "  --reps R          timed repetitions per patcher (default 5; median and spread)\n"
-                 "  --budget SEC      per patcher and workload; fewer reps if one run is slower (20)\n"
-                 "  --max-incremental N  skip the O(N*M) patcher above N insns (default 64000)\n"
-                 "  --no-verify       do not compare the patchers' outputs before timing\n"
-                 "  --seed S          workload seed (default 1; printed)\n\n"
-                 "output:\n"
-                 "  (default)         CSV on stdout, summary lines start with '#'\n"
-                 "  --json            one JSON document: {\"workloads\": [one object per workload], ...}\n"
-                 "  --plot FILE       gnuplot log-log plot of the sweep (.svg or .png)\n"
-                 "  --check-bars      exit 1 when a measured bar of issue #3 is missed\n"
-                 "  --help            this text\n\n"
-                 "exit: 0 ok, 1 patchers disagree (or --check-bars and a bar missed), 2 bad usage\n");
-}
-
-int fail(const std::string& msg) {
-    std::fprintf(stderr, "patchfuzz bench: %s\n", msg.c_str());
-    return 2;
-}
-
-std::optional<uint64_t> parse_u64(const std::string& s) { return parse_whole<uint64_t>(s); }
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    size_t a = 0;
-    while (a <= s.size()) {
-        const size_t b = s.find(',', a);
-        const std::string part = s.substr(a, b == std::string::npos ? std::string::npos : b - a);
-        if (!part.empty()) out.push_back(part);
-        if (b == std::string::npos) break;
-        a = b + 1;
-    }
-    return out;
-}
 
 struct Row {
     BenchResult r;
@@ -149,92 +95,75 @@ int cmd_bench(Args args) {
     BenchOptions opt;
     opt.max_incremental_insns = 64000;
     opt.budget_s = 20;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string a = args[i];
-        auto value = [&](const char* what) -> std::optional<std::string> {
-            if (i + 1 >= args.size()) return std::nullopt;
-            (void)what;
-            return std::string(args[++i]);
-        };
-        auto number = [&](uint64_t& out, uint64_t lo, uint64_t hi) -> bool {
-            auto v = value("number");
-            if (!v) return false;
-            auto n = parse_u64(*v);
-            if (!n || *n < lo || *n > hi) return false;
-            out = *n;
-            return true;
-        };
-        if (a == "--help" || a == "-h") {
-            bench_usage(stdout);
-            return 0;
-        } else if (a == "--profile") {
-            auto v = value("names");
-            if (!v) return fail("--profile needs a name (see --help)");
-            for (auto& p : split(*v)) profiles.push_back(p);
-        } else if (a == "--object") {
-            auto v = value("file");
-            if (!v) return fail("--object needs a BPF object or case file");
-            objects.push_back(*v);
-        } else if (a == "--arch") {
-            auto v = value("arch");
-            if (!v || !arch_by_name(*v)) return fail("--arch takes one of " + arch_name_list());
-            object_arch = *v;
-        } else if (a == "--insns") {
-            uint64_t n;
-            if (!number(n, 16, 50000000)) return fail("--insns needs a number in [16, 50000000]");
-            insns = n;
-        } else if (a == "--patches") {
-            uint64_t n;
-            if (!number(n, 0, 10000000)) return fail("--patches needs a number in [0, 10000000]");
-            patches = n;
-        } else if (a == "--sweep") {
-            sweep = true;
-        } else if (a == "--density") {
-            if (!number(density, 1, 12)) return fail("--density needs a percentage in [1, 12]");
-        } else if (a == "--sweep-max") {
-            if (!number(sweep_max, 1000, 50000000)) return fail("--sweep-max needs a number in [1000, 50000000]");
-        } else if (a == "--patchers") {
-            auto v = value("list");
-            if (!v) return fail("--patchers needs a list");
-            opt.patchers = split(*v);
-            if (opt.patchers.empty()) return fail("--patchers: empty list");
-            for (const auto& p : opt.patchers)
-                if (!patch::make_patcher(p)) return fail("--patchers: unknown patcher '" + p + "' (incremental, batched)");
-        } else if (a == "--reps") {
-            uint64_t n;
-            if (!number(n, 1, 1000)) return fail("--reps needs a number in [1, 1000]");
-            opt.reps = static_cast<uint32_t>(n);
-        } else if (a == "--budget") {
-            uint64_t n;
-            if (!number(n, 1, 36000)) return fail("--budget needs seconds in [1, 36000]");
-            opt.budget_s = static_cast<double>(n);
-        } else if (a == "--max-incremental") {
-            uint64_t n;
-            if (!number(n, 0, 50000000)) return fail("--max-incremental needs a number");
-            opt.max_incremental_insns = static_cast<uint32_t>(n);
-        } else if (a == "--seed") {
-            if (!number(seed, 0, UINT64_MAX)) return fail("--seed needs a number");
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--plot") {
-            auto v = value("file");
-            if (!v) return fail("--plot needs a file name");
-            plot = *v;
-            const auto ext = std::filesystem::path(plot).extension().string();
-            if (ext != ".svg" && ext != ".png") return fail("--plot " + plot + ": the file must end in .svg or .png");
-        } else if (a == "--check-bars") {
-            check_bars = true;
-        } else if (a == "--no-verify") {
-            opt.verify = false;
-        } else {
-            return fail("unknown argument '" + a + "' (see --help)");
-        }
-    }
-    if (insns.has_value() != patches.has_value()) return fail("--insns and --patches go together");
-    if (insns && *patches * 8 > *insns) return fail("--patches " + std::to_string(*patches) + ": at most insns/8 lookup sites fit");
+    const std::string workloads = "workloads (any combination)", measurement = "measurement", output = "output";
+    const VerbFlags spec{
+        .verb = "bench",
+        .usage = {"patchfuzz bench (--profile NAME[,NAME...] | --object X.bpf.o | --insns N --patches M",
+                  "                 | --sweep)...",
+                  "                [--patchers LIST] [--reps R] [--seed S] [--json] [--plot FILE]"},
+        .about = "Time the incremental patcher (a model of the kernel's bpf_patch_insn_data(), one\n"
+                 "patch at a time) against the batched patcher (one pass) on programs that really\n"
+                 "patch: every hash-map lookup inlined into 3 insns with an internal jump.",
+        .flags = {list_flag({"--profile"}, "NAMES",
+                            "generated profiles: " + gen_profile_choices().listing() +
+                                " (docs/workloads.md); or our own synthetic shapes synthetic-pyperf180, synthetic-pyperf600",
+                            std::nullopt, [&](std::vector<std::string> v) { profiles.insert(profiles.end(), v.begin(), v.end()); })
+                      .in(workloads)
+                      .repeat(),
+                  text_flag({"--object"}, "FILE",
+                            "every batch the rewrite passes emit on every program of a BPF object (or .case), each timed on "
+                            "the program it applies to",
+                            [&](const std::string& v) {
+                                objects.push_back(v);
+                                return std::string();
+                            })
+                      .in(workloads)
+                      .repeat(),
+                  choice_flag({"--arch"}, "A", "the arch profile of --object's rewrite (default x86_64)", arch_choices(),
+                              [&](const std::string& v) { object_arch = v; })
+                      .in(workloads),
+                  whole_flag_u64({"--insns"}, "N", "one synthetic program of N insns (16..50000000), with --patches", 16, 50000000,
+                                 [&](uint64_t n) { insns = n; })
+                      .in(workloads),
+                  whole_flag_u64({"--patches"}, "M", "its M lookup sites (0..10000000, at most N/8)", 0, 10000000,
+                                 [&](uint64_t n) { patches = n; })
+                      .in(workloads),
+                  switch_flag({"--sweep"}, "N = 1k ... 1M insns at --density PCT patches", sweep).in(workloads),
+                  whole_flag({"--density"}, "PCT", "the sweep's patches per 100 insns, 1..12 (default 4)", density, 1, 12).in(workloads),
+                  whole_flag({"--sweep-max"}, "N", "largest sweep size, 1000..50000000 (default 1000000)", sweep_max, 1000, 50000000)
+                      .in(workloads),
+                  list_flag({"--patchers"}, "LIST", "comma list of incremental, batched (default both)",
+                            Choices{"patcher", {"incremental", "batched"}}, [&](std::vector<std::string> v) { opt.patchers = std::move(v); })
+                      .in(measurement),
+                  whole_flag({"--reps"}, "R", "timed repetitions per patcher, 1..1000 (default 5; median and spread)", opt.reps, 1, 1000)
+                      .in(measurement),
+                  whole_flag_u64({"--budget"}, "SEC", "per patcher and workload, 1..36000; fewer reps if one run is slower (default 20)", 1,
+                                 36000, [&](uint64_t n) { opt.budget_s = static_cast<double>(n); })
+                      .in(measurement),
+                  whole_flag({"--max-incremental"}, "N", "skip the O(N*M) patcher above N insns (default 64000)", opt.max_incremental_insns, 0,
+                             50000000)
+                      .in(measurement),
+                  switch_flag({"--no-verify"}, "do not compare the patchers' outputs before timing", opt.verify, false).in(measurement),
+                  whole_flag({"--seed"}, "S", "workload seed (default 1; printed)", seed).in(measurement),
+                  switch_flag({"--json"}, "one JSON document: {\"workloads\": [one object per workload], ...} instead of CSV (the "
+                              "default: CSV on stdout, summary lines start with '#')", json)
+                      .in(output),
+                  text_flag({"--plot"}, "FILE", "gnuplot log-log plot of the sweep (.svg or .png)",
+                            [&](const std::string& v) {
+                                const auto ext = std::filesystem::path(v).extension().string();
+                                if (ext != ".svg" && ext != ".png") return "'" + v + "': the file must end in .svg or .png";
+                                plot = v;
+                                return std::string();
+                            })
+                      .in(output),
+                  switch_flag({"--check-bars"}, "exit 1 when a measured bar of issue #3 is missed", check_bars).in(output)},
+        .exit = "exit: 0 ok, 1 patchers disagree (or --check-bars and a bar missed), 2 bad usage"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
+    if (insns.has_value() != patches.has_value()) return spec.error("--insns and --patches go together");
+    if (insns && *patches * 8 > *insns) return spec.error("--patches " + std::to_string(*patches) + ": at most insns/8 lookup sites fit");
     if (profiles.empty() && objects.empty() && !insns && !sweep)
-        return fail("nothing to measure: give --profile, --object, --insns/--patches or --sweep");
-    if (!plot.empty() && !sweep) return fail("--plot draws the sweep: add --sweep");
+        return spec.error("nothing to measure: give --profile, --object, --insns/--patches or --sweep");
+    if (!plot.empty() && !sweep) return spec.error("--plot draws the sweep: add --sweep");
 
     // Build every workload first (generation is not measured).
     std::vector<std::pair<Workload, bool>> work;
@@ -249,18 +178,18 @@ int cmd_bench(Args args) {
         if (!gen::profile_spec(name)) {
             std::string known;
             for (auto n : gen::profile_names()) known += std::string(n) + ", ";
-            return fail("--profile: unknown profile '" + name + "' (known: " + known + "synthetic-pyperf180, synthetic-pyperf600)");
+            return spec.error("--profile: unknown profile '" + name + "' (known: " + known + "synthetic-pyperf180, synthetic-pyperf600)");
         }
         Workload w;
         w.name = name;
         w.prog = gen::generate_profile(name, seed);
         w.batch = patch::hash_lookup_batch(w.prog);
-        if (w.batch.patches.empty()) return fail("--profile " + name + ": the generated program has no hash-map lookup to inline");
+        if (w.batch.patches.empty()) return spec.error("--profile " + name + ": the generated program has no hash-map lookup to inline");
         work.emplace_back(std::move(w), false);
     }
     for (const auto& path : objects) {
         auto cases = read_input_cases(path);
-        if (!cases) return fail(cases.error().to_string());
+        if (!cases) return spec.error(cases.error().to_string());
         size_t before = work.size();
         for (const auto& c : *cases) {
             BatchRecorder rec(path + ":" + (c.program.name.empty() ? "prog" : c.program.name));
@@ -268,7 +197,7 @@ int cmd_bench(Args args) {
             passes::RewriteOptions o = c.options;
             o.arch = *arch_by_name(object_arch);
             if (auto r = passes::run_pipeline(p, rec, o); !r.outcome.ok())
-                return fail(path + ": the rewrite of " + c.program.name + " failed: " + r.outcome.log);
+                return spec.error(path + ": the rewrite of " + c.program.name + " failed: " + r.outcome.log);
             for (auto& w : rec.workloads) work.emplace_back(std::move(w), false);
         }
         if (work.size() == before && !json) std::fprintf(stderr, "patchfuzz bench: %s: no pass emits a patch on %s\n", path.c_str(), object_arch.c_str());
@@ -408,7 +337,7 @@ int cmd_bench(Args args) {
         std::error_code ec;
         fs::remove(data, ec);
         fs::remove(script, ec);
-        if (rc != 0) return fail("--plot " + plot + ": gnuplot failed (is gnuplot-nox installed?)");
+        if (rc != 0) return spec.error("--plot " + plot + ": gnuplot failed (is gnuplot-nox installed?)");
         if (!json) std::printf("# plot: %s\n", plot.c_str());
     }
 

@@ -2,100 +2,66 @@
 // counterexamples).
 #include <cstdio>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "bpf/util/json.hpp"
 #include "bpf/arch/arch_profile.hpp"
 #include "bpf/passes/privilege.hpp"
+#include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/input_format.hpp"
 #include "harness/runner/expectation.hpp"
 #include "oracles/oracle.hpp"
 
 namespace patchfuzz::cli {
-namespace {
-
-void check_usage(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: patchfuzz check INPUT [--oracle LIST] [--arch LIST] [--privilege root|bpf|unpriv] [--all]\n"
-                 "                   [--json]\n\n"
-                 "INPUT is a .case, a BPF ELF object (every program in it), assembly or raw insn bytes,\n"
-                 "told apart by content, not by name.\n"
-                 "Run it through both patchers, the passes and the arch profiles, and print the oracles'\n"
-                 "verdicts. LIST: structural, smt-jump, smt-inline, exec, or `smt` for both SMT oracles\n"
-                 "(default: all). --arch defaults to the case's own arch (x86_64 for the others). Passing verdicts are summarised\n"
-                 "unless --all. --privilege rewrites as that loader level would (dead-code sanitizing below\n"
-                 "bpf_capable) instead of the case's privilege= (the case's verifier facts are kept).\n\n"
-                 "exit: 0 no failure, 1 a failure, 2 bad input or usage, 3 no failure but unknown verdicts\n");
-}
-
-int bad(const std::string& m) {
-    std::fprintf(stderr, "patchfuzz check: %s\n", m.c_str());
-    return 2;
-}
-
-
-}  // namespace
 
 int cmd_check(Args args) {
     std::string path;
     harness::RunConfig cfg;
     bool json = false, all = false, arch_given = false;
     std::optional<passes::Privilege> privilege;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string a = args[i];
-        if (a == "--help" || a == "-h") {
-            check_usage(stdout);
-            return 0;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--all") {
-            all = true;
-        } else if (a == "--oracle" || a == "--oracles") {
-            if (i + 1 >= args.size()) return bad(a + " needs a list");
-            cfg.oracles.clear();
-            std::stringstream ss(args[++i]);
-            std::string o;
-            while (std::getline(ss, o, ',')) {
-                if (o == "smt") {
-                    cfg.oracles.push_back("smt-jump");
-                    cfg.oracles.push_back("smt-inline");
-                    continue;
-                }
-                const auto id = oracles::parse_oracle(o);
-                if (!id || *id == oracles::OracleId::Kernel) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec, smt)");
-                cfg.oracles.push_back(o);
-            }
-        } else if (a == "--privilege") {
-            if (i + 1 >= args.size()) return bad(std::string("--privilege needs a value (") + passes::kPrivilegeNames + ")");
-            privilege = passes::privilege_named(args[++i]);
-            if (!privilege) return bad("unknown privilege '" + std::string(args[i]) + "' (" + passes::kPrivilegeNames + ")");
-        } else if (a == "--arch") {
-            if (i + 1 >= args.size()) return bad("--arch needs a list");
-            cfg.arches.clear();
-            std::stringstream ss(args[++i]);
-            std::string x;
-            while (std::getline(ss, x, ',')) {
-                if (!arch_by_name(x)) return bad("unknown arch '" + x + "' (" + arch_name_list() + ")");
-                cfg.arches.push_back(x);
-            }
-            arch_given = true;
-        } else if (!a.empty() && a[0] == '-') {
-            return bad("unknown option '" + a + "' (see --help)");
-        } else if (path.empty()) {
-            path = a;
-        } else {
-            return bad("more than one case given");
-        }
-    }
-    if (path.empty()) {
-        check_usage(stderr);
-        return 2;
-    }
+    Choices oracle_names = case_oracle_choices();
+    oracle_names.names.emplace_back("smt");
+    const VerbFlags spec{
+        .verb = "check",
+        .usage = {"patchfuzz check INPUT [--oracle LIST] [--arch LIST] [--privilege root|bpf|unpriv] [--all]",
+                  "               [--json]"},
+        .about = "INPUT is a .case, a BPF ELF object (every program in it), assembly or raw insn bytes,\n"
+                 "told apart by content, not by name.\n"
+                 "Run it through both patchers, the passes and the arch profiles, and print the oracles'\n"
+                 "verdicts.",
+        .flags = {list_flag({"--oracle", "--oracles"}, "LIST",
+                            "comma list of structural, smt-jump, smt-inline, exec, or `smt` for both SMT oracles (default: all)",
+                            oracle_names,
+                            [&](std::vector<std::string> v) {
+                                cfg.oracles.clear();
+                                for (auto& o : v) {
+                                    if (o == "smt") {
+                                        cfg.oracles.push_back("smt-jump");
+                                        cfg.oracles.push_back("smt-inline");
+                                    } else {
+                                        cfg.oracles.push_back(std::move(o));
+                                    }
+                                }
+                            }),
+                  list_flag({"--arch"}, "LIST", "comma list of arch profiles (default: the case's own arch; x86_64 for the others)",
+                            arch_choices(),
+                            [&](std::vector<std::string> v) {
+                                cfg.arches = std::move(v);
+                                arch_given = true;
+                            }),
+                  choice_flag({"--privilege"}, "P",
+                              "rewrite as that loader level would (dead-code sanitizing below bpf_capable) instead of the "
+                              "case's privilege= (the case's verifier facts are kept)",
+                              privilege_choices(), [&](const std::string& v) { privilege = passes::privilege_named(v).value(); }),
+                  switch_flag({"--all"}, "list passing verdicts too (by default they are only counted)", all),
+                  switch_flag({"--json"}, "the verdicts as a JSON list on stdout", json)},
+        .positionals = Positionals{.name = "INPUT", .noun = "case", .required = true, .take = [&](const std::string& a) { path = a; }},
+        .exit = "exit: 0 no failure, 1 a failure, 2 bad input or usage, 3 no failure but unknown verdicts"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
     // A .case, an ELF object (every program in it), assembly or raw bytes: by content.
     auto cases = read_input_cases(path);
-    if (!cases) return bad(cases.error().to_string());
+    if (!cases) return spec.error(cases.error().to_string());
     unsigned pass = 0, fail = 0, unknown = 0, skip = 0;
     if (json) std::printf("[");
     bool first = true;

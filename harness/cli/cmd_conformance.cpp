@@ -9,26 +9,10 @@
 #include "bpf/util/json.hpp"
 #include "bpf/interp/conformance_run.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/flags.hpp"
 
 namespace patchfuzz::cli {
 namespace {
-
-void help(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: patchfuzz conformance DIR|FILE.data... [--expect-fail] [--json] [--verbose]\n\n"
-                 "Runs bpf_conformance .data tests on the interpreter (x86_64 semantics): r1 = the\n"
-                 "'-- mem' bytes, r2 = their length, r10 = top of a 512-byte stack; a test passes when\n"
-                 "its full 64-bit r0 equals '-- result' (or, with '-- error', when it is rejected).\n\n"
-                 "  --expect-fail  every test must fail (negative suite): rejected by the parser or the\n"
-                 "                 validator with a located error, or a result that differs\n"
-                 "  --json         one JSON object per line per test, then the summary object\n"
-                 "  --verbose      print every outcome, not only the unexpected ones\n\n"
-                 "Prints 'N passed, M failed'. Exit 0 when every outcome is as expected, 1 otherwise,\n"
-                 "2 on usage errors or a file that cannot be read (outside --expect-fail). A FILE named\n"
-                 "on the command line that does not parse is bad input too (exit 2, the located error\n"
-                 "on stderr); inside a DIR it is a failed test (the suite's negatives are such files).\n");
-}
-
 
 const char* stage_name(interp::ConformanceOutcome::Stage s) {
     using St = interp::ConformanceOutcome::Stage;
@@ -47,25 +31,26 @@ const char* stage_name(interp::ConformanceOutcome::Stage s) {
 int cmd_conformance(Args args) {
     bool expect_fail = false, json = false, verbose = false;
     std::vector<std::string> inputs;
-    for (const char* a : args) {
-        std::string s = a;
-        if (s == "--help" || s == "-h") {
-            help(stdout);
-            return 0;
-        }
-        if (s == "--expect-fail") expect_fail = true;
-        else if (s == "--json") json = true;
-        else if (s == "--verbose" || s == "-v") verbose = true;
-        else if (!s.empty() && s[0] == '-') {
-            std::fprintf(stderr, "patchfuzz conformance: unknown option '%s' (see --help)\n", a);
-            return 2;
-        } else inputs.push_back(s);
-    }
-    if (inputs.empty()) {
-        std::fprintf(stderr, "patchfuzz conformance: missing DIR\n");
-        help(stderr);
-        return 2;
-    }
+    const VerbFlags spec{
+        .verb = "conformance",
+        .usage = {"patchfuzz conformance DIR|FILE.data... [--expect-fail] [--json] [--verbose]"},
+        .about = "Runs bpf_conformance .data tests on the interpreter (x86_64 semantics): r1 = the\n"
+                 "'-- mem' bytes, r2 = their length, r10 = top of a 512-byte stack; a test passes when\n"
+                 "its full 64-bit r0 equals '-- result' (or, with '-- error', when it is rejected).\n"
+                 "Prints 'N passed, M failed'.",
+        .flags = {switch_flag({"--expect-fail"},
+                              "every test must fail (negative suite): rejected by the parser or the validator with a "
+                              "located error, or a result that differs",
+                              expect_fail),
+                  switch_flag({"--json"}, "one JSON object per line per test, then the summary object", json),
+                  switch_flag({"--verbose", "-v"}, "print every outcome, not only the unexpected ones", verbose)},
+        .positionals = Positionals{.name = "DIR", .noun = "input", .required = true, .many = true,
+                                   .take = [&](const std::string& a) { inputs.push_back(a); }},
+        .exit = "exit: 0 when every outcome is as expected, 1 otherwise, 2 on usage errors or a file that cannot be\n"
+                "read (outside --expect-fail). A FILE named on the command line that does not parse is bad input\n"
+                "too (exit 2, the located error on stderr); inside a DIR it is a failed test (the suite's negatives\n"
+                "are such files)."};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
     std::vector<std::string> files;
     std::vector<bool> named;  // per file: given on the command line (not found in a directory)
     for (const std::string& in : inputs) {
@@ -74,23 +59,16 @@ int cmd_conformance(Args args) {
             std::vector<std::string> found;
             for (const auto& e : std::filesystem::directory_iterator(in, ec))
                 if (e.path().extension() == ".data") found.push_back(e.path().string());
-            if (ec) {
-                std::fprintf(stderr, "patchfuzz conformance: %s: %s\n", in.c_str(), ec.message().c_str());
-                return 2;
-            }
+            if (ec) return spec.error(in + ": " + ec.message());
             std::sort(found.begin(), found.end());
-            if (found.empty()) {
-                std::fprintf(stderr, "patchfuzz conformance: %s: no .data files\n", in.c_str());
-                return 2;
-            }
+            if (found.empty()) return spec.error(in + ": no .data files");
             files.insert(files.end(), found.begin(), found.end());
             named.resize(files.size(), false);
         } else if (std::filesystem::exists(in, ec)) {
             files.push_back(in);
             named.push_back(true);
         } else {
-            std::fprintf(stderr, "patchfuzz conformance: %s: no such file or directory\n", in.c_str());
-            return 2;
+            return spec.error(in + ": no such file or directory");
         }
     }
     size_t passed = 0, failed = 0, unexpected = 0;

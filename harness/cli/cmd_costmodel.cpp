@@ -4,36 +4,23 @@
 #include <string>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/flags.hpp"
 #include "oracles/exec/cost_table.hpp"
 
 namespace patchfuzz::cli {
-namespace {
-void help(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: patchfuzz costmodel [--json]\n\n"
-                 "Interprets the three loop shapes of the seed benchmark (bpf_loop callback, bpf_for with\n"
-                 "kfunc calls, bpf_for with the V4 inline) with the per-arch scoreboard cost model and\n"
-                 "prints cycles per iteration, the predicted M iterations/s (calibrated on the inlined\n"
-                 "column) next to the seed's measurements, and the inlined/call and inlined/loop ratios.\n"
-                 "Exit 0; 1 when a model ratio is not within 15%% of the seed's.\n");
-}
-}  // namespace
 
 int cmd_costmodel(Args args) {
     bool json = false;
-    for (const char* a : args) {
-        std::string s = a;
-        if (s == "--help" || s == "-h") {
-            help(stdout);
-            return 0;
-        }
-        if (s == "--json") {
-            json = true;
-            continue;
-        }
-        std::fprintf(stderr, "patchfuzz costmodel: unknown argument '%s' (see --help)\n", a);
-        return 2;
-    }
+    const VerbFlags spec{
+        .verb = "costmodel",
+        .usage = {"patchfuzz costmodel [--json]"},
+        .about = "Interprets the three loop shapes of the seed benchmark (bpf_loop callback, bpf_for with\n"
+                 "kfunc calls, bpf_for with the V4 inline) with the per-arch scoreboard cost model and\n"
+                 "prints cycles per iteration, the predicted M iterations/s (calibrated on the inlined\n"
+                 "column) next to the seed's measurements, and the inlined/call and inlined/loop ratios.",
+        .flags = {switch_flag({"--json"}, "one JSON object on stdout instead of the tables", json)},
+        .exit = "exit: 0 every model ratio within 15% of the seed's, 1 one is not, 2 bad usage"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
     auto t = oracles::exec::cost_table();
     if (!t.ok()) {
         std::fprintf(stderr, "patchfuzz costmodel: %s\n", t.error().to_string().c_str());

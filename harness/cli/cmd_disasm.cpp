@@ -4,9 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "bpf/asm/assemble.hpp"
@@ -16,69 +14,36 @@
 #include "bpf/loader/loader.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/flags.hpp"
 #include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
-namespace {
-
-constexpr const char* kUsage =
-    "usage: patchfuzz disasm IN [--numbered] [--opcodes] [--no-validate]\n"
-    "\n"
-    "Print a program in the kernel's syntax (verifier log / bpftool prog dump xlated).\n"
-    "IN is chosen by its name:\n"
-    "  *.s, *.asm   kernel-syntax assembly (labels allowed): printed back normalised\n"
-    "  *.case       a patchfuzz test case: its program\n"
-    "  *.o          a BPF ELF object, opened with libbpf in a child process: every program,\n"
-    "               each headed by its name, with the called .text subprograms appended\n"
-    "  anything else: raw little-endian struct bpf_insn bytes (length a multiple of 8),\n"
-    "               validated first (opcodes, registers, ldimm64 pairs, jump targets, exit at\n"
-    "               the end): an error names the insn (\"pc 3: unknown opcode 0x8e\")\n"
-    "\n"
-    "  --numbered   prefix each line with its insn index (\"   4: \")\n"
-    "  --opcodes    prefix each line with its opcode byte (\"(b7) \")\n"
-    "  --no-validate  print raw bytes as they are (illegal encodings as `.insn ...`)\n"
-    "\n"
-    "exit: 0 ok, 2 bad input or usage\n";
-
-int fail(const std::string& msg) {
-    std::fprintf(stderr, "patchfuzz disasm: %s\n", msg.c_str());
-    return 2;
-}
-
-
-}  // namespace
 
 int cmd_disasm(Args args) {
     std::string path;
     assembly::DisasmOptions opts;
     bool validate = true;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string a = args[i];
-        if (a == "--help" || a == "-h") {
-            std::fputs(kUsage, stdout);
-            return 0;
-        }
-        if (a == "--numbered") {
-            opts.numbered = true;
-        } else if (a == "--opcodes") {
-            opts.opcodes = true;
-        } else if (a == "--no-validate") {
-            validate = false;
-        } else if (a.size() > 1 && a[0] == '-') {
-            return fail("unknown option '" + a + "' (see --help)");
-        } else if (path.empty()) {
-            path = a;
-        } else {
-            return fail("more than one input ('" + path + "' and '" + a + "')");
-        }
-    }
-    if (path.empty()) {
-        std::fprintf(stderr, "patchfuzz disasm: missing input\n%s", kUsage);
-        return 2;
-    }
+    const VerbFlags spec{
+        .verb = "disasm",
+        .usage = {"patchfuzz disasm IN [--numbered] [--opcodes] [--no-validate]"},
+        .about = "Print a program in the kernel's syntax (verifier log / bpftool prog dump xlated).\n"
+                 "IN is chosen by its name:\n"
+                 "  *.s, *.asm   kernel-syntax assembly (labels allowed): printed back normalised\n"
+                 "  *.case       a patchfuzz test case: its program\n"
+                 "  *.o          a BPF ELF object, opened with libbpf in a child process: every program,\n"
+                 "               each headed by its name, with the called .text subprograms appended\n"
+                 "  anything else: raw little-endian struct bpf_insn bytes (length a multiple of 8),\n"
+                 "               validated first (opcodes, registers, ldimm64 pairs, jump targets, exit at\n"
+                 "               the end): an error names the insn (\"pc 3: unknown opcode 0x8e\")",
+        .flags = {switch_flag({"--numbered"}, "prefix each line with its insn index (\"   4: \")", opts.numbered),
+                  switch_flag({"--opcodes"}, "prefix each line with its opcode byte (\"(b7) \")", opts.opcodes),
+                  switch_flag({"--no-validate"}, "print raw bytes as they are (illegal encodings as `.insn ...`)", validate, false)},
+        .positionals = Positionals{.name = "IN", .noun = "input", .required = true, .take = [&](const std::string& a) { path = a; }},
+        .exit = "exit: 0 ok, 2 bad input or usage"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
     if (ends_with(path, ".o")) {
         auto obj = loader::load_object(path);
-        if (!obj) return fail(obj.error().to_string());
+        if (!obj) return spec.error(obj.error().to_string());
         for (size_t i = 0; i < obj->programs.size(); ++i) {
             const Program& p = obj->programs[i];
             std::printf("%s; program %s (section %s, type %s, %u insns, %u subprog%s)\n", i ? "\n" : "", p.name.c_str(),
@@ -91,22 +56,22 @@ int cmd_disasm(Args args) {
     std::vector<isa::Insn> insns;
     if (ends_with(path, ".s") || ends_with(path, ".asm")) {
         auto text = read_file(path);
-        if (!text) return fail(text.error().to_string());
+        if (!text) return spec.error(text.error().to_string());
         auto r = assembly::assemble(*text, path);
-        if (!r) return fail(r.error().to_string());
+        if (!r) return spec.error(r.error().to_string());
         insns = std::move(*r);
     } else if (ends_with(path, ".case")) {
         auto c = harness::read_case(path);
-        if (!c) return fail(c.error().to_string());
+        if (!c) return spec.error(c.error().to_string());
         insns = std::move(c->program.insns);
     } else {
         auto r = read_raw_insns(path);
-        if (!r) return fail(r.error().to_string());
+        if (!r) return spec.error(r.error().to_string());
         // Raw bytes carry no structure of their own: check it (models the kernel's pre-verifier
         // checks, bpf/isa/validate.hpp) so garbage is named, not printed as a program.
         if (validate) {
-            if (r->empty()) return fail(path + ": empty program (0 bytes)");
-            if (auto v = isa::validate_insns(*r); !v) return fail(v.error().with_context(path).to_string());
+            if (r->empty()) return spec.error(path + ": empty program (0 bytes)");
+            if (auto v = isa::validate_insns(*r); !v) return spec.error(v.error().with_context(path).to_string());
         }
         insns = std::move(*r);
     }

@@ -3,13 +3,11 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <random>
 #include <string>
-#include <string_view>
 
 #include "bpf/util/json.hpp"
 #include "bpf/loader/loader.hpp"
@@ -20,152 +18,79 @@
 #include "gen/seed_case.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/campaign/reloc_feedback.hpp"
-#include "harness/cli/cli_numbers.hpp"
+#include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
-namespace {
-
-constexpr const char* kUsage =
-    "usage: patchfuzz gen [--profile NAME] [--from OBJ.bpf.o] [--seed S] [--size N] [--count K]\n"
-    "                     [--density D] [--far-jumps P] [--subprogs N] [--privilege root|bpf|unpriv]\n"
-    "                     [--json] -o OUT(.case|dir)\n"
-    "\n"
-    "Generates valid BPF programs with side tables, verifier facts and execution inputs, written\n"
-    "as .case files. With --count 1 (default) and OUT ending in .case, one file; otherwise OUT is a\n"
-    "directory that receives gen-<seed>.case files (case i uses seed S+i).\n"
-    "\n"
-    "  --profile NAME   a named workload shape: pyperf180, pyperf600, strobemeta, verif_scale\n"
-    "  --from OBJ       seed from a real object: each program of OBJ (libbpf loader) becomes a case\n"
-    "  --seed S         random seed (default: drawn from the system and printed)\n"
-    "  --size N         target insns per program, 4..1000000 (default: random in 4..128)\n"
-    "  --count K        number of cases (default 1)\n"
-    "  --density D      share of items that are rewrite sites, 0..1 (default 0.1)\n"
-    "  --far-jumps P    chance of a jump displacement near +-32767 (needs --size > 32767)\n"
-    "  --subprogs N     at most N subprogs (default 4)\n"
-    "  --privilege P    verifier-acceptable programs (the kernel oracle's, gen/acceptable_gen.hpp) for\n"
-    "                   a loader at level P: root, bpf (CAP_BPF alone) or unpriv; the case records\n"
-    "                   privilege=P and the facts the speculative verifier decides at that level\n"
-    "  --json           print one JSON line of statistics per case on stdout, with \"reloc\": the\n"
-    "                   relocation-coverage cells its rewrite hits (every pass, x86_64 and jit32,\n"
-    "                   incremental patcher) and where its calls, callbacks and jumps point\n"
-    "  -o OUT           output file or directory\n"
-    "  --cells          print the relocation-coverage cell table (markdown) and exit\n"
-    "\n"
-    "The seed is printed on stderr as 'patchfuzz gen: seed S'. Exit: 0 ok, 2 bad usage or input.\n";
-
-int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "patchfuzz gen: %s (see --help)\n", msg.c_str());
-    return 2;
-}
-
-bool parse_u64(std::string_view s, uint64_t& out) {
-    const auto n = parse_whole<uint64_t>(s);
-    if (n) out = *n;
-    return n.has_value();
-}
-
-bool parse_double(const std::string& s, double& out) {
-    char* end = nullptr;
-    errno = 0;
-    out = std::strtod(s.c_str(), &end);
-    return errno == 0 && end && *end == '\0' && !s.empty();
-}
-
-
-bool ends_with(std::string_view s, std::string_view suf) { return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf; }
-
-}  // namespace
 
 int cmd_gen(Args args) {
     std::string profile, from, out;
     uint64_t seed = 0, size = 0, count = 1, subprogs = 4;
     double density = 0.1, far = 0.0;
-    bool have_seed = false, json = false;
+    bool have_seed = false, json = false, cells = false;
     std::optional<passes::Privilege> privilege;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string a = args[i];
-        auto value = [&](std::string& v) {
-            if (i + 1 >= args.size()) return false;
-            v = args[++i];
-            return true;
-        };
-        std::string v;
-        if (a == "--help" || a == "-h") {
-            std::fputs(kUsage, stdout);
-            return 0;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--cells") {
-            std::fputs(harness::coverage_cells_markdown().c_str(), stdout);
-            return 0;
-        } else if (a == "--profile") {
-            if (!value(profile)) return usage_error("--profile needs a name");
-        } else if (a == "--privilege") {
-            if (!value(v)) return usage_error(std::string("--privilege needs a value (") + passes::kPrivilegeNames + ")");
-            privilege = passes::privilege_named(v);
-            if (!privilege) return usage_error("unknown privilege '" + v + "' (" + passes::kPrivilegeNames + ")");
-        } else if (a == "--from") {
-            if (!value(from)) return usage_error("--from needs an object file");
-        } else if (a == "-o" || a == "--out") {
-            if (!value(out)) return usage_error("-o needs a path");
-        } else if (a == "--seed" || a == "--size" || a == "--count" || a == "--subprogs") {
-            if (!value(v)) return usage_error(a + " needs a number");
-            uint64_t n = 0;
-            if (!parse_u64(v, n)) return usage_error(a + ": '" + v + "' is not a number");
-            if (a == "--seed") seed = n, have_seed = true;
-            if (a == "--size") {
-                if (n < 4 || n > 1000000) return usage_error("--size: " + v + " out of range 4..1000000");
-                size = n;
-            }
-            if (a == "--count") {
-                if (n < 1 || n > 1000000) return usage_error("--count: " + v + " out of range 1..1000000");
-                count = n;
-            }
-            if (a == "--subprogs") {
-                if (n > 6) return usage_error("--subprogs: " + v + " out of range 0..6");
-                subprogs = n;
-            }
-        } else if (a == "--density" || a == "--far-jumps") {
-            if (!value(v)) return usage_error(a + " needs a number");
-            double d = 0;
-            if (!parse_double(v, d) || d < 0 || d > 1) return usage_error(a + ": '" + v + "' is not a number in 0..1");
-            (a == "--density" ? density : far) = d;
-        } else {
-            return usage_error("unknown option '" + a + "'");
-        }
+    const VerbFlags spec{
+        .verb = "gen",
+        .usage = {"patchfuzz gen [--profile NAME] [--from OBJ.bpf.o] [--seed S] [--size N] [--count K]",
+                  "             [--density D] [--far-jumps P] [--subprogs N] [--privilege root|bpf|unpriv]",
+                  "             [--json] -o OUT(.case|dir)",
+                  "patchfuzz gen --cells"},
+        .about = "Generates valid BPF programs with side tables, verifier facts and execution inputs, written\n"
+                 "as .case files. With --count 1 (default) and OUT ending in .case, one file; otherwise OUT is a\n"
+                 "directory that receives gen-<seed>.case files (case i uses seed S+i).\n"
+                 "The seed is printed on stderr as 'patchfuzz gen: seed S'.",
+        .flags = {choice_flag({"--profile"}, "NAME", "a named workload shape: " + gen_profile_choices().listing() + " (docs/workloads.md)",
+                              gen_profile_choices(), [&](const std::string& v) { profile = v; }),
+                  text_flag({"--from"}, "OBJ", "seed from a real object: each program of OBJ (libbpf loader) becomes a case", from),
+                  whole_flag_u64({"--seed"}, "S", "random seed (default: drawn from the system and printed)", 0, UINT64_MAX,
+                                 [&](uint64_t n) {
+                                     seed = n;
+                                     have_seed = true;
+                                 }),
+                  whole_flag({"--size"}, "N", "target insns per program, 4..1000000 (default: random in 4..128)", size, 4, 1000000),
+                  whole_flag({"--count"}, "K", "number of cases, 1..1000000 (default 1)", count, 1, 1000000),
+                  real_flag({"--density"}, "D", "share of items that are rewrite sites, 0..1 (default 0.1)", 0, 1,
+                            [&](double d) { density = d; }),
+                  real_flag({"--far-jumps"}, "P", "chance of a jump displacement near +-32767, 0..1 (needs --size > 32767)", 0, 1,
+                            [&](double d) { far = d; }),
+                  whole_flag({"--subprogs"}, "N", "at most N subprogs, 0..6 (default 4)", subprogs, 0, 6),
+                  choice_flag({"--privilege"}, "P",
+                              "verifier-acceptable programs (the kernel oracle's, gen/acceptable_gen.hpp) for a loader at level "
+                              "P: root, bpf (CAP_BPF alone) or unpriv; the case records privilege=P and the facts the "
+                              "speculative verifier decides at that level",
+                              privilege_choices(), [&](const std::string& v) { privilege = passes::privilege_named(v).value(); }),
+                  switch_flag({"--json"},
+                              "print one JSON line of statistics per case on stdout, with \"reloc\": the relocation-coverage "
+                              "cells its rewrite hits (every pass, x86_64 and jit32, incremental patcher) and where its calls, "
+                              "callbacks and jumps point",
+                              json),
+                  text_flag({"-o", "--out"}, "OUT", "output file or directory", out),
+                  switch_flag({"--cells"}, "print the relocation-coverage cell table (markdown) and exit", cells)},
+        .exit = "exit: 0 ok, 2 bad usage or input"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
+    if (cells) {
+        std::fputs(harness::coverage_cells_markdown().c_str(), stdout);
+        return 0;
     }
-    if (out.empty()) return usage_error("missing -o OUT");
-    if (!profile.empty() && !gen::profile_spec(profile)) {
-        std::string names;
-        for (auto n : gen::profile_names()) names += (names.empty() ? "" : ", ") + std::string(n);
-        return usage_error("unknown profile '" + profile + "' (known: " + names + ")");
-    }
-    if (!profile.empty() && !from.empty()) return usage_error("--profile and --from exclude each other");
-    if (privilege && (!profile.empty() || !from.empty())) return usage_error("--privilege excludes --profile and --from");
+    if (out.empty()) return spec.error("missing -o OUT");
+    if (!profile.empty() && !from.empty()) return spec.error("--profile and --from exclude each other");
+    if (privilege && (!profile.empty() || !from.empty())) return spec.error("--privilege excludes --profile and --from");
     if (!have_seed) seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
     std::fprintf(stderr, "patchfuzz gen: seed %llu\n", static_cast<unsigned long long>(seed));
 
     std::vector<gen::GeneratedCase> from_obj;
     if (!from.empty()) {
         auto obj = loader::load_object(from);
-        if (!obj) {
-            std::fprintf(stderr, "patchfuzz gen: %s: %s\n", from.c_str(), obj.error().to_string().c_str());
-            return 2;
-        }
+        if (!obj) return spec.error(from + ": " + obj.error().to_string());
         for (auto& p : obj->programs) from_obj.push_back(gen::case_from_program(std::move(p), seed));
-        if (from_obj.empty()) {
-            std::fprintf(stderr, "patchfuzz gen: %s: no programs in object\n", from.c_str());
-            return 2;
-        }
+        if (from_obj.empty()) return spec.error(from + ": no programs in object");
         count = from_obj.size();
     }
     const bool single = count == 1 && ends_with(out, ".case");
     if (!single) {
-        if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
-            std::fprintf(stderr, "patchfuzz gen: %s: cannot create directory: %s\n", out.c_str(), std::strerror(errno));
-            return 2;
-        }
+        if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
+            return spec.error(out + ": cannot create directory: " + std::strerror(errno));
     }
     gen::GenOptions opts;
     if (size) opts.min_insns = opts.max_insns = static_cast<uint32_t>(size);
@@ -205,10 +130,7 @@ int cmd_gen(Args args) {
         kc.inputs = std::move(c.inputs);
         kc.seed = s;
         const std::string path = single ? out : out + "/gen-" + std::to_string(s) + (from.empty() ? "" : "-" + std::to_string(i)) + ".case";
-        if (auto st = harness::write_case_file_atomic(kc, path); !st) {
-            std::fprintf(stderr, "patchfuzz gen: %s: %s\n", path.c_str(), st.error().to_string().c_str());
-            return 2;
-        }
+        if (auto st = harness::write_case_file_atomic(kc, path); !st) return spec.error(path + ": " + st.error().to_string());
         if (json) {
             std::string j = gen::stats_json(c.stats);
             j.insert(1, "\"seed\":" + std::to_string(s) + ",\"file\":\"" + json_escape(path) + "\",");

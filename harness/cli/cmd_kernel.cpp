@@ -5,20 +5,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "bpf/util/read_file.hpp"
 #include "bpf/util/rng.hpp"
 #include "gen/acceptable_gen.hpp"
 #include "gen/ctx_reads.hpp"
 #include "harness/case/case_file.hpp"
-#include "harness/cli/cli_numbers.hpp"
+#include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_check.hpp"
 #include "harness/kernel/kernel_image.hpp"
@@ -28,75 +26,6 @@
 
 namespace patchfuzz::cli {
 namespace {
-
-constexpr const char* kUsage =
-    "usage: patchfuzz kernel fetch [--kernel 6.1|6.12|7.2|7.3] [--cache DIR]\n"
-    "       patchfuzz kernel check CASE... [--kernel 6.1|6.12|7.2|7.3] [options]\n"
-    "       patchfuzz kernel gen [--count N] [--seed S] [--kernel 6.1|6.12|7.2|7.3] [options]\n"
-    "       patchfuzz kernel minimize CASE [--out FILE] [--rounds N] [--seconds S] [options]\n"
-    "       patchfuzz kernel status [--kernel 6.1|6.12|7.2|7.3] [--cache DIR]\n"
-    "\n"
-    "Real Linux verifiers under qemu (TCG; KVM when /dev/kvm runs a guest: probed once per host\n"
-    "boot, remembered in the cache; PATCHFUZZ_QEMU_ACCEL=kvm|tcg decides instead) as an oracle for\n"
-    "the model.\n"
-    "fetch  apt-get download the Debian kernel image (never installs it), unpack the image and the\n"
-    "       ELF vmlinux (fast PVH boot) into the cache. 6.1 = linux-image-amd64, 6.12 =\n"
-    "       linux-image-6.12-amd64 (the machine's own bookworm sources); 7.3 =\n"
-    "       linux-binary-7.3.4+deb13-amd64 (trixie-backports), 7.2 = linux-binary-7.2.13+deb14-amd64\n"
-    "       (sid), through an apt state folder of our own in <cache>/apt/<suite> (the mirror the\n"
-    "       machine's sources name, Debian's archive keyring; the machine's apt set-up is untouched).\n"
-    "       Each kernel is pinned to the build its model profile was measured on: 7.x refuses\n"
-    "       another build, 6.x warns.\n"
-    "check  load every case (.case files, or raw .bin instruction files) in one VM boot per batch;\n"
-    "       per case: accepted or not (with the verifier log), the real xlated program vs our\n"
-    "       incremental patcher's rewrite (x86_64, --kernel-profile) compared bit-exactly after the\n"
-    "       mask documented in harness/kernel/xlated_compare.hpp; with --run, BPF_PROG_TEST_RUN vs\n"
-    "       our interpreter on the case's inputs.\n"
-    "status exit 0 when the kernel is cached and qemu and the guest loader are usable, else 2.\n"
-    "gen    the same over N verifier-acceptable generated programs (gen/acceptable_gen.hpp);\n"
-    "       reports the acceptance rate and the agreement.\n"
-    "minimize  shrink a disagreeing case (from `gen --save`, a campaign's kernel finding, or your own)\n"
-    "       to the smallest program the real verifier still accepts and that still disagrees the same\n"
-    "       way (same class and first difference); each round judges every shrink candidate in one VM\n"
-    "       boot (harness/kernel/kernel_minimize.hpp). Writes FILE (default CASE.min.case) atomically,\n"
-    "       with the real-vs-model report of the result; exit 1 when the case does not disagree.\n"
-    "\n"
-    "options:\n"
-    "  --kernel T          kernel to boot: 6.1, 6.12, 7.2 or 7.3 (default 6.12)\n"
-    "  --arch A            the kernel's Debian architecture: amd64 (default), arm64 (6.12, 7.3; booted\n"
-    "                      under qemu-system-aarch64 -M virt, TCG) or armhf (6.12; qemu-system-arm -M\n"
-    "                      virt). The model follows: x86_64, arm64 or arm32 rewrites and interpreter\n"
-    "                      semantics; the guest loader is cross-compiled (pfk-guest-<arch>)\n"
-    "  --kernel-profile P  the model's rewrite rules: 6.1, 6.12, 7.2, 7.3 or bpf-next (default: as --kernel)\n"
-    "  --cache DIR         kernel cache (default $XDG_CACHE_HOME/patchfuzz or ~/.cache/patchfuzz)\n"
-    "  --run               also BPF_PROG_TEST_RUN each accepted case and compare with the interpreter\n"
-    "  --rnd-hi32          load with BPF_F_TEST_RND_HI32: the kernel poisons the upper half of every\n"
-    "                      32-bit def it did not mark zext_dst, and the model does the same with the\n"
-    "                      marks of passes::add_zext_marks (the verifier's marking, modelled), so the\n"
-    "                      comparison checks the marks too (a case file's rnd-hi32=1 option does the same)\n"
-    "  --privilege P       load at level root (all capabilities), bpf (CAP_BPF alone) or unpriv (uid\n"
-    "                      65534, no capabilities): gen makes programs that level accepts; check and\n"
-    "                      minimize override each case's privilege= option (default: the case's, root)\n"
-    "  --json              machine-readable report on stdout\n"
-    "  --verbose           list agreeing cases too\n"
-    "  --expect-accept     a rejected case is a failure (exit 1)\n"
-    "  --no-compare        only load (acceptance, logs, timings); no model comparison\n"
-    "  --per-boot N        cases per VM boot (default 5000)\n"
-    "  --timeout S         seconds per VM boot (default 900)\n"
-    "  --prog-type N       BPF_PROG_TYPE of raw .bin inputs (default 1, socket filter)\n"
-    "  --count N --seed S  gen: how many programs, and the seed (printed)\n"
-    "  --save DIR          gen: write every disagreeing or rejected program as DIR/<seed>-<i>.case\n"
-    "  --out FILE          minimize: where the minimized case goes (default CASE.min.case)\n"
-    "  --rounds N          minimize: at most N rounds, one VM boot each (default 16)\n"
-    "  --seconds S         minimize: no round starts after S seconds (default 300)\n"
-    "\n"
-    "exit: 0 all agree (minimize: minimized), 1 a disagreement (or a crash, or --expect-accept and a\n"
-    "rejection; minimize: nothing to minimize), 2 usage/input errors or no usable qemu/kernel.\n";
-
-int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "patchfuzz kernel: %s (see --help)\n", msg.c_str());
-    return 2;
-}
 
 struct Opts {
     std::string sub;
@@ -116,79 +45,102 @@ struct Opts {
     std::vector<std::string> files;
 };
 
-bool parse_u64(const char* s, uint64_t& v) {
-    const auto n = parse_whole<uint64_t>(s);
-    if (n) v = *n;
-    return n.has_value();
+// The verb's flags (every sub-verb takes the same ones), stored into `o`.
+VerbFlags kernel_flags(Opts& o) {
+    const std::string sub = "check, gen and minimize";
+    return VerbFlags{
+        .verb = "kernel",
+        .usage = {"patchfuzz kernel fetch [--kernel 6.1|6.12|7.2|7.3] [--cache DIR]",
+                  "patchfuzz kernel check CASE... [--kernel 6.1|6.12|7.2|7.3] [options]",
+                  "patchfuzz kernel gen [--count N] [--seed S] [--kernel 6.1|6.12|7.2|7.3] [options]",
+                  "patchfuzz kernel minimize CASE [--out FILE] [--rounds N] [--seconds S] [options]",
+                  "patchfuzz kernel status [--kernel 6.1|6.12|7.2|7.3] [--cache DIR]"},
+        .about =
+            "Real Linux verifiers under qemu (TCG; KVM when /dev/kvm runs a guest: probed once per host\n"
+            "boot, remembered in the cache; PATCHFUZZ_QEMU_ACCEL=kvm|tcg decides instead) as an oracle for\n"
+            "the model.\n"
+            "fetch  apt-get download the Debian kernel image (never installs it), unpack the image and the\n"
+            "       ELF vmlinux (fast PVH boot) into the cache. 6.1 = linux-image-amd64, 6.12 =\n"
+            "       linux-image-6.12-amd64 (the machine's own bookworm sources); 7.3 =\n"
+            "       linux-binary-7.3.4+deb13-amd64 (trixie-backports), 7.2 = linux-binary-7.2.13+deb14-amd64\n"
+            "       (sid), through an apt state folder of our own in <cache>/apt/<suite> (the mirror the\n"
+            "       machine's sources name, Debian's archive keyring; the machine's apt set-up is untouched).\n"
+            "       Each kernel is pinned to the build its model profile was measured on: 7.x refuses\n"
+            "       another build, 6.x warns.\n"
+            "check  load every case (.case files, or raw .bin instruction files) in one VM boot per batch;\n"
+            "       per case: accepted or not (with the verifier log), the real xlated program vs our\n"
+            "       incremental patcher's rewrite (x86_64, --kernel-profile) compared bit-exactly after the\n"
+            "       mask documented in harness/kernel/xlated_compare.hpp; with --run, BPF_PROG_TEST_RUN vs\n"
+            "       our interpreter on the case's inputs.\n"
+            "status exit 0 when the kernel is cached and qemu and the guest loader are usable, else 2.\n"
+            "gen    the same over N verifier-acceptable generated programs (gen/acceptable_gen.hpp);\n"
+            "       reports the acceptance rate and the agreement.\n"
+            "minimize  shrink a disagreeing case (from `gen --save`, a campaign's kernel finding, or your own)\n"
+            "       to the smallest program the real verifier still accepts and that still disagrees the same\n"
+            "       way (same class and first difference); each round judges every shrink candidate in one VM\n"
+            "       boot (harness/kernel/kernel_minimize.hpp). Writes FILE (default CASE.min.case) atomically,\n"
+            "       with the real-vs-model report of the result; exit 1 when the case does not disagree.",
+        .flags =
+            {text_flag({"--kernel"}, "T", "kernel to boot: 6.1, 6.12, 7.2 or 7.3 (default 6.12)", o.kernel),
+             text_flag({"--arch"}, "A",
+                       "the kernel's Debian architecture: amd64 (default), arm64 (6.12, 7.3; booted under "
+                       "qemu-system-aarch64 -M virt, TCG) or armhf (6.12; qemu-system-arm -M virt). The model follows: "
+                       "x86_64, arm64 or arm32 rewrites and interpreter semantics; the guest loader is cross-compiled "
+                       "(pfk-guest-<arch>)",
+                       [&o](const std::string& v) {
+                           if (!kernel::arch_boot(v)) return "unknown architecture '" + v + "' (expected " + kernel::arch_boot_list() + ")";
+                           o.arch = v;
+                           return std::string();
+                       }),
+             choice_flag({"--kernel-profile"}, "P", "the model's rewrite rules: 6.1, 6.12, 7.2, 7.3 or bpf-next (default: as --kernel)",
+                         kernel_profile_choices(), [&o](const std::string& v) { o.profile = v; }),
+             text_flag({"--cache"}, "DIR", "kernel cache (default $XDG_CACHE_HOME/patchfuzz or ~/.cache/patchfuzz)", o.cache),
+             switch_flag({"--run"}, "also BPF_PROG_TEST_RUN each accepted case and compare with the interpreter", o.run),
+             switch_flag({"--rnd-hi32"},
+                         "load with BPF_F_TEST_RND_HI32: the kernel poisons the upper half of every 32-bit def it did not "
+                         "mark zext_dst, and the model does the same with the marks of passes::add_zext_marks (the "
+                         "verifier's marking, modelled), so the comparison checks the marks too (a case file's rnd-hi32=1 "
+                         "option does the same)",
+                         o.rnd_hi32),
+             choice_flag({"--privilege"}, "P",
+                         "load at level root (all capabilities), bpf (CAP_BPF alone) or unpriv (uid 65534, no "
+                         "capabilities): gen makes programs that level accepts; check and minimize override each case's "
+                         "privilege= option (default: the case's, root)",
+                         privilege_choices(), [&o](const std::string& v) { o.privilege = passes::privilege_named(v).value(); }),
+             switch_flag({"--json"}, "machine-readable report on stdout", o.json),
+             switch_flag({"--verbose"}, "list agreeing cases too", o.verbose),
+             switch_flag({"--expect-accept"}, "a rejected case is a failure (exit 1)", o.expect_accept),
+             switch_flag({"--no-compare"}, "only load (acceptance, logs, timings); no model comparison", o.compare, false),
+             whole_flag({"--per-boot"}, "N", "cases per VM boot (default 5000)", o.per_boot, 1),
+             whole_flag({"--timeout"}, "S", "seconds per VM boot (default 900)", o.timeout, 1),
+             whole_flag({"--prog-type"}, "N", "BPF_PROG_TYPE of raw .bin inputs (default 1, socket filter)", o.prog_type, 1),
+             whole_flag({"--count"}, "N", "how many programs (default 1000)", o.count, 1).in("gen"),
+             whole_flag({"--seed"}, "S", "the seed (default 1; printed)", o.seed).in("gen"),
+             text_flag({"--save"}, "DIR", "write every disagreeing or rejected program as DIR/<seed>-<i>.case", o.save).in("gen"),
+             text_flag({"--out"}, "FILE", "where the minimized case goes (default CASE.min.case)", o.out).in("minimize"),
+             whole_flag({"--rounds"}, "N", "at most N rounds, one VM boot each (default 16)", o.rounds, 1).in("minimize"),
+             whole_flag({"--seconds"}, "S", "no round starts after S seconds (default 300)", o.seconds, 1).in("minimize")},
+        .positionals = Positionals{.name = "CASE", .noun = "case", .many = true,
+                                   .take = [&o](const std::string& a) { o.files.push_back(a); }},
+        .exit = "exit: 0 all agree (minimize: minimized), 1 a disagreement (or a crash, or --expect-accept and a\n"
+                "rejection; minimize: nothing to minimize), 2 usage/input errors or no usable qemu/kernel."};
 }
 
+// The sub-verb and its flags; -1 to go on, otherwise the exit code.
 int parse(Args args, Opts& o) {
-    if (args.empty()) return usage_error("missing subcommand (fetch, check, gen, minimize, status)");
+    const VerbFlags spec = kernel_flags(o);
+    if (args.empty()) return spec.error("missing subcommand (fetch, check, gen, minimize, status)");
     o.sub = args[0];
-    for (size_t i = 1; i < args.size(); i++) {
-        std::string a = args[i];
-        auto value = [&](std::string& out) -> bool {
-            if (i + 1 >= args.size()) return false;
-            out = args[++i];
-            return true;
-        };
-        std::string v;
-        uint64_t n = 0;
-        if (a == "--help" || a == "-h") {
-            std::fputs(kUsage, stdout);
-            return 0;
-        } else if (a == "--kernel") {
-            if (!value(o.kernel)) return usage_error("--kernel needs a value");
-        } else if (a == "--arch") {
-            if (!value(o.arch)) return usage_error("--arch needs a value");
-        } else if (a == "--kernel-profile") {
-            if (!value(o.profile)) return usage_error("--kernel-profile needs a value");
-        } else if (a == "--cache") {
-            if (!value(o.cache)) return usage_error("--cache needs a value");
-        } else if (a == "--save") {
-            if (!value(o.save)) return usage_error("--save needs a value");
-        } else if (a == "--out") {
-            if (!value(o.out)) return usage_error("--out needs a value");
-        } else if (a == "--privilege") {
-            if (!value(v)) return usage_error("--privilege needs a value");
-            o.privilege = passes::privilege_named(v);
-            if (!o.privilege) return usage_error("unknown privilege '" + v + "' (" + passes::kPrivilegeNames + ")");
-        } else if (a == "--run") {
-            o.run = true;
-        } else if (a == "--rnd-hi32") {
-            o.rnd_hi32 = true;
-        } else if (a == "--json") {
-            o.json = true;
-        } else if (a == "--verbose") {
-            o.verbose = true;
-        } else if (a == "--expect-accept") {
-            o.expect_accept = true;
-        } else if (a == "--no-compare") {
-            o.compare = false;
-        } else if (a == "--per-boot" || a == "--timeout" || a == "--prog-type" || a == "--count" || a == "--seed" ||
-                   a == "--rounds" || a == "--seconds") {
-            if (!value(v) || !parse_u64(v.c_str(), n) || (a != "--seed" && n == 0))
-                return usage_error(a + " needs a positive number, got '" + v + "'");
-            if (a == "--per-boot") o.per_boot = n;
-            if (a == "--timeout") o.timeout = static_cast<int>(n);
-            if (a == "--prog-type") o.prog_type = static_cast<uint32_t>(n);
-            if (a == "--count") o.count = n;
-            if (a == "--seed") o.seed = n;
-            if (a == "--rounds") o.rounds = n;
-            if (a == "--seconds") o.seconds = n;
-        } else if (!a.empty() && a[0] == '-') {
-            return usage_error("unknown option '" + a + "'");
-        } else {
-            o.files.push_back(a);
-        }
+    if (o.sub == "--help" || o.sub == "-h") {
+        std::fputs(help_text(spec).c_str(), stdout);
+        return 0;
     }
-    if (!kernel::arch_boot(o.arch))
-        return usage_error("unknown --arch '" + o.arch + "' (" + kernel::arch_boot_list() + ")");
+    if (auto rc = parse_or_exit(spec, args.subspan(1))) return *rc;
     if (!kernel::kernel_spec(o.kernel, o.arch))
-        return usage_error("unknown kernel '" + o.kernel + "' for " + o.arch + " (" + kernel::kernel_tag_list(o.arch) + ")");
+        return spec.error("unknown kernel '" + o.kernel + "' for " + o.arch + " (" + kernel::kernel_tag_list(o.arch) + ")");
     if (o.profile.empty()) o.profile = o.kernel;
     if (!passes::kernel_profile_named(o.profile))
-        return usage_error("unknown kernel profile '" + o.profile + "' (" + passes::kKernelProfileNames + ")");
+        return spec.error("unknown kernel profile '" + o.profile + "' (" + passes::kKernelProfileNames + ")");
     if (o.cache.empty()) o.cache = kernel::default_cache_dir();
     return -1;
 }
@@ -196,9 +148,9 @@ int parse(Args args, Opts& o) {
 Expected<kernel::KernelCase> load_input(const std::string& path, uint32_t prog_type, bool rnd_hi32,
                                        std::optional<passes::Privilege> privilege) {
     if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
-        std::ifstream f(path, std::ios::binary);
-        if (!f) return make_error(path, "cannot open");
-        std::vector<char> b((std::istreambuf_iterator<char>(f)), {});
+        auto read = read_file(path);
+        if (!read) return read.error();
+        const std::string& b = *read;
         if (b.empty() || b.size() % 8) return make_error(path, "raw program size " + std::to_string(b.size()) + " is not a positive multiple of 8");
         std::vector<isa::Insn> insns(b.size() / 8);
         std::memcpy(insns.data(), b.data(), b.size());
@@ -239,10 +191,7 @@ int report(const Opts& o, const kernel::CheckReport& r) {
 
 int do_fetch(const Opts& o) {
     auto img = kernel::fetch_kernel(o.kernel, o.cache, std::cerr, o.arch);
-    if (!img) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", img.error().to_string().c_str());
-        return 2;
-    }
+    if (!img) return usage_error("kernel", img.error().to_string());
     std::printf("kernel %s: %s (%s %s)\nvmlinux: %s\n", img->tag.c_str(), img->release.c_str(), img->package.c_str(),
                 img->version.c_str(), img->vmlinux.c_str());
     return 0;
@@ -250,15 +199,9 @@ int do_fetch(const Opts& o) {
 
 int do_status(const Opts& o) {
     auto co = check_options(o);
-    if (!co) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
-        return 2;
-    }
-    if (!kernel::find_in_path(co->vm.qemu)) {
-        std::fprintf(stderr, "patchfuzz kernel: '%s' not found (install %s)\n", co->vm.qemu.c_str(),
-                     std::string(kernel::arch_boot(o.arch)->qemu_package).c_str());
-        return 2;
-    }
+    if (!co) return usage_error("kernel", co.error().to_string());
+    if (!kernel::find_in_path(co->vm.qemu))
+        return usage_error("kernel", "'" + co->vm.qemu + "' not found (install " + std::string(kernel::arch_boot(o.arch)->qemu_package) + ")");
     std::printf("kernel %s: %s\nguest loader: %s\n", o.kernel.c_str(), co->vm.kernel_image.c_str(), co->vm.guest_loader.c_str());
     if (auto img = kernel::find_cached_kernel(o.kernel, o.cache, o.arch); img) {
         auto spec = kernel::kernel_spec(o.kernel, o.arch);
@@ -270,36 +213,24 @@ int do_status(const Opts& o) {
 }
 
 int do_check(const Opts& o) {
-    if (o.files.empty()) return usage_error("check needs at least one case file");
+    if (o.files.empty()) return usage_error("kernel", "check needs at least one case file");
     std::vector<kernel::KernelCase> cases;
     for (const auto& f : o.files) {
         auto c = load_input(f, o.prog_type, o.rnd_hi32, o.privilege);
-        if (!c) {
-            std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
-            return 2;
-        }
+        if (!c) return usage_error("kernel", c.error().to_string());
         cases.push_back(std::move(*c));
     }
     auto co = check_options(o);
-    if (!co) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
-        return 2;
-    }
+    if (!co) return usage_error("kernel", co.error().to_string());
     auto r = kernel::check_cases(cases, *co);
-    if (!r) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", r.error().to_string().c_str());
-        return 2;
-    }
+    if (!r) return usage_error("kernel", r.error().to_string());
     return report(o, *r);
 }
 
 int do_gen(const Opts& o) {
     std::fprintf(stderr, "patchfuzz kernel: seed %llu\n", static_cast<unsigned long long>(o.seed));
     auto co = check_options(o);
-    if (!co) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
-        return 2;
-    }
+    if (!co) return usage_error("kernel", co.error().to_string());
     Rng rng(o.seed);
     gen::AcceptableOptions go;
     go.v612 = o.kernel != "6.1";
@@ -327,10 +258,7 @@ int do_gen(const Opts& o) {
                  static_cast<unsigned long long>(packet_reads), static_cast<unsigned long long>(jump_tables),
                  static_cast<unsigned long long>(o.count));
     auto r = kernel::check_cases(cases, *co);
-    if (!r) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", r.error().to_string().c_str());
-        return 2;
-    }
+    if (!r) return usage_error("kernel", r.error().to_string());
     if (!o.save.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(o.save, ec);
@@ -350,24 +278,15 @@ int do_gen(const Opts& o) {
 }
 
 int do_minimize(const Opts& o) {
-    if (o.files.size() != 1) return usage_error("minimize takes exactly one case file");
+    if (o.files.size() != 1) return usage_error("kernel", "minimize takes exactly one case file");
     const std::string& in = o.files[0];
     auto c = load_input(in, o.prog_type, o.rnd_hi32, o.privilege);
-    if (!c) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", c.error().to_string().c_str());
-        return 2;
-    }
+    if (!c) return usage_error("kernel", c.error().to_string());
     auto co = check_options(o);
-    if (!co) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", co.error().to_string().c_str());
-        return 2;
-    }
+    if (!co) return usage_error("kernel", co.error().to_string());
     const kernel::BatchChecker check = [&co](const std::vector<kernel::KernelCase>& cases) { return kernel::check_cases(cases, *co); };
     auto first = check({*c});
-    if (!first) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", first.error().to_string().c_str());
-        return 2;
-    }
+    if (!first) return usage_error("kernel", first.error().to_string());
     const kernel::CaseOutcome& found = first->cases.at(0);
     const char* divergence = kernel::divergence_of(found);
     if (divergence == nullptr) {
@@ -390,10 +309,7 @@ int do_minimize(const Opts& o) {
     out.comments.push_back(std::string("signature: kernel-") + o.kernel + "/-/-/" + divergence + "/" + std::string(co->arch.name) +
                            " (" + m.outcome.key + ")");
     const std::string path = o.out.empty() ? in + ".min.case" : o.out;
-    if (auto s = harness::write_case_file_atomic(out, path); !s) {
-        std::fprintf(stderr, "patchfuzz kernel: %s\n", s.error().to_string().c_str());
-        return 2;
-    }
+    if (auto s = harness::write_case_file_atomic(out, path); !s) return usage_error("kernel", s.error().to_string());
     kernel::CaseOutcome shown = m.outcome;
     shown.name = path;
     kernel::print_case_outcome(std::cout, shown);
@@ -414,11 +330,7 @@ int cmd_kernel(Args args) {
     if (o.sub == "gen") return do_gen(o);
     if (o.sub == "minimize") return do_minimize(o);
     if (o.sub == "status") return do_status(o);
-    if (o.sub == "--help" || o.sub == "-h") {
-        std::fputs(kUsage, stdout);
-        return 0;
-    }
-    return usage_error("unknown subcommand '" + o.sub + "' (fetch, check, gen, minimize, status)");
+    return usage_error("kernel", "unknown subcommand '" + o.sub + "' (fetch, check, gen, minimize, status)");
 }
 
 }  // namespace patchfuzz::cli

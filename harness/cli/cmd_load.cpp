@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <map>
 #include <string>
-#include <string_view>
 
 #include "bpf/util/json.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
@@ -13,27 +12,10 @@
 #include "bpf/passes/infer_facts.hpp"
 #include "harness/campaign/reloc_feedback.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/flags.hpp"
 
 namespace patchfuzz::cli {
 namespace {
-
-constexpr const char* kUsage =
-    "usage: patchfuzz load X.bpf.o [--json] [--coverage]\n"
-    "\n"
-    "Opens a BPF ELF object with libbpf (no privileges, nothing loaded into the kernel; the open\n"
-    "runs in a child process so a malformed object cannot crash patchfuzz), appends the called\n"
-    ".text subprograms as libbpf does at load, and prints per program: section and type, insn\n"
-    "count, subprogs, maps (type, key/value size, max entries, flags), line-info and func-info\n"
-    "counts, kfunc calls, map lookups per map type, and the time the open took.\n"
-    "\n"
-    "  --json       one JSON object on stdout instead of the text summary\n"
-    "  --coverage   also the relocation-coverage cells each program's rewrite hits (every pass,\n"
-    "               x86_64 and jit32, verifier facts inferred as `patchfuzz rewrite` does) and\n"
-    "               where its calls, callbacks and jumps point: the yardstick for the generator's\n"
-    "               mix (docs/relocation-coverage.md)\n"
-    "\n"
-    "exit: 0 ok, 2 bad input or usage\n";
-
 
 struct Summary {
     std::map<std::string, uint32_t> lookups;  // map type name -> lookups; "unknown" when untraced
@@ -164,35 +146,25 @@ void print_json(const loader::LoadedObject& o, bool coverage) {
 int cmd_load(Args args) {
     std::string path;
     bool json = false, coverage = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-        std::string_view a = args[i];
-        if (a == "--help" || a == "-h") {
-            std::fputs(kUsage, stdout);
-            return 0;
-        }
-        if (a == "--json") {
-            json = true;
-        } else if (a == "--coverage") {
-            coverage = true;
-        } else if (a.size() > 1 && a[0] == '-') {
-            std::fprintf(stderr, "patchfuzz load: unknown option '%s' (see --help)\n", args[i]);
-            return 2;
-        } else if (path.empty()) {
-            path = a;
-        } else {
-            std::fprintf(stderr, "patchfuzz load: more than one input ('%s' and '%s')\n", path.c_str(), args[i]);
-            return 2;
-        }
-    }
-    if (path.empty()) {
-        std::fprintf(stderr, "patchfuzz load: missing input X.bpf.o (see --help)\n");
-        return 2;
-    }
+    const VerbFlags spec{
+        .verb = "load",
+        .usage = {"patchfuzz load X.bpf.o [--json] [--coverage]"},
+        .about = "Opens a BPF ELF object with libbpf (no privileges, nothing loaded into the kernel; the open\n"
+                 "runs in a child process so a malformed object cannot crash patchfuzz), appends the called\n"
+                 ".text subprograms as libbpf does at load, and prints per program: section and type, insn\n"
+                 "count, subprogs, maps (type, key/value size, max entries, flags), line-info and func-info\n"
+                 "counts, kfunc calls, map lookups per map type, and the time the open took.",
+        .flags = {switch_flag({"--json"}, "one JSON object on stdout instead of the text summary", json),
+                  switch_flag({"--coverage"},
+                              "also the relocation-coverage cells each program's rewrite hits (every pass, x86_64 and jit32, "
+                              "verifier facts inferred as `patchfuzz rewrite` does) and where its calls, callbacks and jumps "
+                              "point: the yardstick for the generator's mix (docs/relocation-coverage.md)",
+                              coverage)},
+        .positionals = Positionals{.name = "X.bpf.o", .noun = "input", .required = true, .take = [&](const std::string& a) { path = a; }},
+        .exit = "exit: 0 ok, 2 bad input or usage"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
     auto obj = loader::load_object(path);
-    if (!obj) {
-        std::fprintf(stderr, "patchfuzz load: %s\n", obj.error().to_string().c_str());
-        return 2;
-    }
+    if (!obj) return spec.error(obj.error().to_string());
     if (json)
         print_json(*obj, coverage);
     else

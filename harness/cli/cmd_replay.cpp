@@ -3,33 +3,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/flags.hpp"
 #include "harness/runner/expectation.hpp"
 #include "oracles/oracle.hpp"
 
 namespace patchfuzz::cli {
-namespace {
-
-void replay_usage(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: patchfuzz replay PATH... [--oracles LIST] [--times N] [--verbose]\n\n"
-                 "Replay .case files (a directory is searched recursively for *.case; other files in it are\n"
-                 "listed as ignored) and compare each outcome with the case's `-- expect` section (`pass`\n"
-                 "or `fail <signature>`). Each case runs under its own arch. --times N replays every case N\n"
-                 "times and requires the same outcome each time (determinism).\n\n"
-                 "exit: 0 every case as expected, 1 an unexpected outcome, 2 an unreadable or malformed file\n");
-}
-
-int bad(const std::string& m) {
-    std::fprintf(stderr, "patchfuzz replay: %s\n", m.c_str());
-    return 2;
-}
-
-}  // namespace
 
 int cmd_replay(Args args) {
     namespace fs = std::filesystem;
@@ -37,39 +20,21 @@ int cmd_replay(Args args) {
     harness::RunConfig base;
     unsigned times = 1;
     bool verbose = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string a = args[i];
-        if (a == "--help" || a == "-h") {
-            replay_usage(stdout);
-            return 0;
-        } else if (a == "--verbose") {
-            verbose = true;
-        } else if (a == "--times") {
-            if (i + 1 >= args.size()) return bad("--times needs a number");
-            const std::string v = args[++i];
-            if (v.empty() || v.size() > 3 || v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) < 1)
-                return bad("--times takes a whole number from 1 to 999");
-            times = static_cast<unsigned>(std::stoi(v));
-        } else if (a == "--oracles") {
-            if (i + 1 >= args.size()) return bad("--oracles needs a list");
-            base.oracles.clear();
-            std::stringstream ss(args[++i]);
-            std::string o;
-            while (std::getline(ss, o, ',')) {
-                const auto id = oracles::parse_oracle(o);
-                if (!id || *id == oracles::OracleId::Kernel) return bad("unknown oracle '" + o + "' (structural, smt-jump, smt-inline, exec)");
-                base.oracles.push_back(o);
-            }
-        } else if (!a.empty() && a[0] == '-') {
-            return bad("unknown option '" + a + "' (see --help)");
-        } else {
-            paths.push_back(a);
-        }
-    }
-    if (paths.empty()) {
-        replay_usage(stderr);
-        return 2;
-    }
+    const VerbFlags spec{
+        .verb = "replay",
+        .usage = {"patchfuzz replay PATH... [--oracles LIST] [--times N] [--verbose]"},
+        .about = "Replay .case files (a directory is searched recursively for *.case; other files in it are\n"
+                 "listed as ignored) and compare each outcome with the case's `-- expect` section (`pass`\n"
+                 "or `fail <signature>`). Each case runs under its own arch.",
+        .flags = {list_flag({"--oracles"}, "LIST", "comma list of structural, smt-jump, smt-inline, exec (default: the case's own)",
+                            case_oracle_choices(), [&](std::vector<std::string> v) { base.oracles = std::move(v); }),
+                  whole_flag({"--times"}, "N", "replay every case N times, 1..999, and require the same outcome each time (determinism)",
+                             times, 1, 999),
+                  switch_flag({"--verbose"}, "print every case's outcome, and the files a directory holds besides cases", verbose)},
+        .positionals = Positionals{.name = "PATH", .noun = "path", .required = true, .many = true,
+                                   .take = [&](const std::string& a) { paths.push_back(a); }},
+        .exit = "exit: 0 every case as expected, 1 an unexpected outcome, 2 an unreadable or malformed file"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
     std::vector<std::string> files;
     for (const auto& p : paths) {
         std::error_code ec;
@@ -82,15 +47,15 @@ int cmd_replay(Args args) {
                 else if (verbose)
                     std::fprintf(stderr, "patchfuzz replay: ignoring %s (not a .case file)\n", e.path().c_str());
             }
-            if (ec) return bad(p + ": " + ec.message());
+            if (ec) return spec.error(p + ": " + ec.message());
             // An empty corpus is a wrong path, not a passing run.
-            if (found.empty()) return bad(p + ": no .case files");
+            if (found.empty()) return spec.error(p + ": no .case files");
             std::sort(found.begin(), found.end());
             files.insert(files.end(), found.begin(), found.end());
         } else if (fs::exists(p, ec)) {
             files.push_back(p);
         } else {
-            return bad(p + ": no such file or directory");
+            return spec.error(p + ": no such file or directory");
         }
     }
     unsigned passed = 0, failed = 0, unreadable = 0;

@@ -3,8 +3,6 @@
 // Runs the verifier's rewrite passes (bpf/passes/pass.hpp, kernel order) on a program with the
 // chosen patcher and arch profile and prints the result in kernel syntax, or with --json every side
 // table. Inputs without verifier facts (.s, raw bytes, .bpf.o) get them from infer_facts().
-#include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -23,61 +21,13 @@
 #include "bpf/passes/pass.hpp"
 #include "bpf/patch/patch.hpp"
 #include "harness/case/case_file.hpp"
+#include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/input_format.hpp"
 #include "harness/cli/input_file.hpp"
 
 namespace patchfuzz::cli {
 namespace {
-
-constexpr const char* kUsage =
-    "usage: patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]\n"
-    "                          [--passes a,b,...] [--iter-inline v1|v3|v4|off] [--privilege root|bpf|unpriv]\n"
-    "                          [--loop-inline buggy|fixed] [--func-arg-inline buggy|fixed] [--nop-removal buggy|fixed]\n"
-    "                          [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]\n"
-    "\n"
-    "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
-    "rewritten program in kernel syntax (bpftool prog dump xlated style).\n"
-    "IN is chosen by its name:\n"
-    "  *.case       a patchfuzz test case: program, verifier facts, maps, options (flags override)\n"
-    "  *.o          a BPF ELF object (libbpf, in a child process): every program is rewritten\n"
-    "  *.s, *.asm   kernel-syntax assembly\n"
-    "  anything else: raw little-endian struct bpf_insn bytes\n"
-    "Inputs other than .case carry no verifier facts: they are inferred (every insn seen, map\n"
-    "lookups on known maps inlined, bpf_loop with constant-zero flags and a fixed callback inlined,\n"
-    "32-bit defs marked zext_dst, stack depths from fp offsets).\n"
-    "\n"
-    "  --patcher P       incremental (kernel model, default) or batched\n"
-    "  --arch A          x86_64 (default), arm64, jit32\n"
-    "  --passes LIST     comma-separated subset of: const_branches,bpf_loop,dead_code,ctx_access,\n"
-    "                    misc_fixups,iter_inline,zext\n"
-    "  --iter-inline V   numeric iterator inline: v4 (correct, default), v1 (bug class B3),\n"
-    "                    v3 (bug class B2), off\n"
-    "  --privilege P     the loader's level (bpf/passes/privilege.hpp): root (default), bpf (CAP_BPF\n"
-    "                    alone: array lookups keep the index mask) or unpriv (also: dead code\n"
-    "                    sanitized, bounds-checked tail calls); a .case's privilege= by default.\n"
-    "                    The speculative verifier's per-insn facts come from the .case; inferred\n"
-    "                    facts have none\n"
-    "  --unprivileged    the same as --privilege unpriv\n"
-    "  --rnd-hi32 SEED   BPF_F_TEST_RND_HI32 with this seed for the random upper halves\n"
-    "  --loop-inline V    bpf_loop inline: buggy (the kernel's, default) or fixed (u32 nr_loops, 64-bit\n"
-    "                    -E2BIG: the fix for findings 0007 and 0001-0006)\n"
-    "  --func-arg-inline V  bpf_get_func_arg inline: buggy (the kernel's, default) or fixed (the u32\n"
-    "                    index zero-extended before addressing: the fix for finding 0008)\n"
-    "  --nop-removal V   bpf_opt_remove_nops: buggy (the kernel's, default) or fixed (a `goto +0` an\n"
-    "                    instruction-array entry names stays: the fix for finding 0003)\n"
-    "  --kernel-profile K  whose rewrite rules where kernels differ: bpf-next (default), 6.12\n"
-    "                    (untimed may_goto, `w0 = &cpu_number`, no current-task inline) or 6.1\n"
-    "                    (no may_goto or sdiv/smod: rejected; no per-CPU helper inlines)\n"
-    "  --json            print every side table as JSON instead of the listing\n"
-    "\n"
-    "exit: 0 rewritten, 1 a pass failed (the verifier would reject: error and log printed),\n"
-    "      2 bad input or usage\n";
-
-int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "patchfuzz rewrite: %s\n", msg.c_str());
-    return 2;
-}
 
 // A rewrite needs a program: an empty .bin is an error here (disasm prints nothing for it).
 Expected<std::vector<isa::Insn>> raw_insns(const std::string& path) {
@@ -219,118 +169,97 @@ struct Job {
 
 int cmd_rewrite(Args args) {
     std::string path, patcher_name = "incremental", arch_name = "x86_64";
-    std::string passes_list, iter = "v4";
     bool json = false, have_rnd = false;
     std::optional<passes::Privilege> privilege;
     bool arch_given = false, iter_given = false;
     std::optional<passes::KernelProfile> kernel_profile;
     std::optional<passes::InlineFix> loop_fix, func_arg_fix, nop_fix;
     uint64_t rnd_seed = 0;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string a = args[i];
-        auto value = [&](std::string& out) -> bool {
-            if (i + 1 >= args.size()) return false;
-            out = args[++i];
-            return true;
-        };
-        if (a == "--help" || a == "-h") {
-            std::fputs(kUsage, stdout);
-            return 0;
-        }
-        if (a == "--json") {
-            json = true;
-        } else if (a == "--unprivileged") {
-            privilege = passes::Privilege::Unpriv;
-        } else if (a == "--privilege") {
-            std::string v;
-            if (!value(v)) return usage_error(std::string("--privilege needs a value (") + passes::kPrivilegeNames + ")");
-            privilege = passes::privilege_named(v);
-            if (!privilege) return usage_error("unknown privilege '" + v + "' (" + passes::kPrivilegeNames + ")");
-        } else if (a == "--patcher") {
-            if (!value(patcher_name)) return usage_error("--patcher needs a value (incremental or batched)");
-        } else if (a == "--arch") {
-            if (!value(arch_name)) return usage_error("--arch needs a value (" + arch_name_list() + ")");
-            arch_given = true;
-        } else if (a == "--passes") {
-            if (!value(passes_list)) return usage_error("--passes needs a comma-separated list");
-        } else if (a == "--iter-inline") {
-            if (!value(iter)) return usage_error("--iter-inline needs a value (v1, v3, v4 or off)");
-            iter_given = true;
-        } else if (a == "--loop-inline" || a == "--func-arg-inline" || a == "--nop-removal") {
-            std::string v;
-            if (!value(v)) return usage_error(a + " needs a value (buggy or fixed)");
-            auto f = passes::inline_fix_named(v);
-            if (!f) return usage_error(a + ": unknown variant '" + v + "' (buggy or fixed)");
-            (a == "--loop-inline" ? loop_fix : a == "--func-arg-inline" ? func_arg_fix : nop_fix) = *f;
-        } else if (a == "--kernel-profile") {
-            std::string k;
-            if (!value(k)) return usage_error(std::string("--kernel-profile needs a value (") + passes::kKernelProfileNames + ")");
-            kernel_profile = passes::kernel_profile_named(k);
-            if (!kernel_profile)
-                return usage_error("--kernel-profile: unknown profile '" + k + "' (" + passes::kKernelProfileNames + ")");
-        } else if (a == "--rnd-hi32") {
-            std::string s;
-            if (!value(s)) return usage_error("--rnd-hi32 needs a seed");
-            char* end = nullptr;
-            errno = 0;
-            rnd_seed = std::strtoull(s.c_str(), &end, 0);
-            // strtoull accepts a sign and wraps "-1" to 2^64-1: only digits (decimal or 0x hex) are a seed.
-            if (s.empty() || !std::isxdigit(static_cast<unsigned char>(s[0])) || *end != '\0' || errno != 0)
-                return usage_error("--rnd-hi32: '" + s + "' is not an unsigned integer");
-            have_rnd = true;
-        } else if (a.size() > 1 && a[0] == '-') {
-            return usage_error("unknown option '" + a + "' (see --help)");
-        } else if (path.empty()) {
-            path = a;
-        } else {
-            return usage_error("more than one input ('" + path + "' and '" + a + "')");
-        }
-    }
-    if (path.empty()) {
-        std::fprintf(stderr, "patchfuzz rewrite: missing input\n%s", kUsage);
-        return 2;
-    }
-    auto patcher = patch::make_patcher(patcher_name);
-    if (!patcher) return usage_error("unknown patcher '" + patcher_name + "' (incremental or batched)");
-    auto arch = arch_by_name(arch_name);
-    if (!arch) return usage_error("unknown arch '" + arch_name + "' (" + arch_name_list() + ")");
     passes::RewriteOptions opts;
-    if (iter == "v4")
-        opts.iter_inline = passes::IterInline::V4;
-    else if (iter == "v1")
-        opts.iter_inline = passes::IterInline::V1;
-    else if (iter == "v3")
-        opts.iter_inline = passes::IterInline::V3;
-    else if (iter == "off")
-        opts.iter_inline = passes::IterInline::Off;
-    else
-        return usage_error("unknown --iter-inline '" + iter + "' (v1, v3, v4 or off)");
-    if (!passes_list.empty()) {
-        const auto known = passes::pass_names();
-        size_t b = 0;
-        while (b <= passes_list.size()) {
-            size_t e = passes_list.find(',', b);
-            if (e == std::string::npos) e = passes_list.size();
-            std::string name = passes_list.substr(b, e - b);
-            bool ok = false;
-            for (auto k : known) ok |= k == name;
-            if (!ok) {
-                std::string list;
-                for (auto k : known) list += (list.empty() ? "" : ",") + std::string(k);
-                return usage_error("--passes: unknown pass '" + name + "' (known: " + list + ")");
-            }
-            opts.only.push_back(name);
-            b = e + 1;
-        }
-    }
+    auto fix_flag = [](std::string name, std::string help, std::optional<passes::InlineFix>& target) {
+        return choice_flag({std::move(name)}, "V", std::move(help), inline_fix_choices(),
+                           [&target](const std::string& v) { target = passes::inline_fix_named(v).value(); });
+    };
+    const VerbFlags spec{
+        .verb = "rewrite",
+        .usage = {"patchfuzz rewrite IN [--patcher incremental|batched] [--arch x86_64|arm64|jit32]",
+                  "                   [--passes a,b,...] [--iter-inline v1|v3|v4|off]",
+                  "                   [--privilege root|bpf|unpriv] [--unprivileged] [--loop-inline buggy|fixed]",
+                  "                   [--func-arg-inline buggy|fixed] [--nop-removal buggy|fixed]",
+                  "                   [--rnd-hi32 SEED] [--kernel-profile 6.1|6.12|7.2|7.3|bpf-next] [--json]"},
+        .about = "Run the BPF verifier's rewrite passes, in the kernel's order, on a program and print the\n"
+                 "rewritten program in kernel syntax (bpftool prog dump xlated style).\n"
+                 "IN is chosen by its content:\n"
+                 "  a .case      a patchfuzz test case: program, verifier facts, maps, options (flags override)\n"
+                 "  an ELF .o    a BPF ELF object (libbpf, in a child process): every program is rewritten\n"
+                 "  text         kernel-syntax assembly\n"
+                 "  anything else: raw little-endian struct bpf_insn bytes\n"
+                 "Inputs other than .case carry no verifier facts: they are inferred (every insn seen, map\n"
+                 "lookups on known maps inlined, bpf_loop with constant-zero flags and a fixed callback inlined,\n"
+                 "32-bit defs marked zext_dst, stack depths from fp offsets).",
+        .flags = {choice_flag({"--patcher"}, "P", "incremental (kernel model, default) or batched",
+                              Choices{"patcher", {"incremental", "batched"}}, [&](const std::string& v) { patcher_name = v; }),
+                  choice_flag({"--arch"}, "A", "x86_64 (default), arm64, jit32, arm32", arch_choices(),
+                              [&](const std::string& v) {
+                                  arch_name = v;
+                                  arch_given = true;
+                              }),
+                  list_flag({"--passes"}, "LIST",
+                            "comma-separated subset of: const_branches, bpf_loop, dead_code, ctx_access, misc_fixups, iter_inline, zext",
+                            choices("pass", passes::pass_names()), [&](std::vector<std::string> v) { opts.only = std::move(v); }),
+                  choice_flag({"--iter-inline"}, "V", "numeric iterator inline: v4 (correct, default), v1 (bug class B3), v3 (bug class B2), off",
+                              Choices{"variant", {"v4", "v1", "v3", "off"}},
+                              [&](const std::string& v) {
+                                  opts.iter_inline = v == "v1"   ? passes::IterInline::V1
+                                                     : v == "v3" ? passes::IterInline::V3
+                                                     : v == "off" ? passes::IterInline::Off
+                                                                  : passes::IterInline::V4;
+                                  iter_given = true;
+                              }),
+                  choice_flag({"--privilege"}, "P",
+                              "the loader's level (bpf/passes/privilege.hpp): root (default), bpf (CAP_BPF alone: array lookups "
+                              "keep the index mask) or unpriv (also: dead code sanitized, bounds-checked tail calls); a .case's "
+                              "privilege= by default. The speculative verifier's per-insn facts come from the .case; inferred "
+                              "facts have none",
+                              privilege_choices(), [&](const std::string& v) { privilege = passes::privilege_named(v).value(); }),
+                  switch_flag({"--unprivileged"}, "the same as --privilege unpriv", [&] { privilege = passes::Privilege::Unpriv; }),
+                  whole_flag_u64({"--rnd-hi32"}, "SEED", "BPF_F_TEST_RND_HI32 with this seed for the random upper halves", 0, UINT64_MAX,
+                                 [&](uint64_t n) {
+                                     rnd_seed = n;
+                                     have_rnd = true;
+                                 }),
+                  fix_flag("--loop-inline",
+                           "bpf_loop inline: buggy (the kernel's, default) or fixed (u32 nr_loops, 64-bit -E2BIG: the fix for "
+                           "findings 0007 and 0001-0006)",
+                           loop_fix),
+                  fix_flag("--func-arg-inline",
+                           "bpf_get_func_arg inline: buggy (the kernel's, default) or fixed (the u32 index zero-extended "
+                           "before addressing: the fix for finding 0008)",
+                           func_arg_fix),
+                  fix_flag("--nop-removal",
+                           "bpf_opt_remove_nops: buggy (the kernel's, default) or fixed (a `goto +0` an instruction-array entry "
+                           "names stays: the fix for finding 0003)",
+                           nop_fix),
+                  choice_flag({"--kernel-profile"}, "K",
+                              "whose rewrite rules where kernels differ: bpf-next (default), 7.3, 7.2, 6.12 (untimed may_goto, "
+                              "`w0 = &cpu_number`, no current-task inline) or 6.1 (no may_goto or sdiv/smod: rejected; no "
+                              "per-CPU helper inlines)",
+                              kernel_profile_choices(), [&](const std::string& v) { kernel_profile = passes::kernel_profile_named(v).value(); }),
+                  switch_flag({"--json"}, "print every side table as JSON instead of the listing", json)},
+        .positionals = Positionals{.name = "IN", .noun = "input", .required = true, .take = [&](const std::string& a) { path = a; }},
+        .exit = "exit: 0 rewritten, 1 a pass failed (the verifier would reject: error and log printed),\n"
+                "      2 bad input or usage"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
+    auto patcher = patch::make_patcher(patcher_name);
+    auto arch = arch_by_name(arch_name);
 
     std::vector<Job> jobs;
     // The format by content, not by name (input_format.hpp).
     const auto fmt = detect_input_format(path);
-    if (!fmt) return usage_error(fmt.error().to_string());
+    if (!fmt) return spec.error(fmt.error().to_string());
     if (*fmt == InputFormat::case_text) {
         auto c = harness::read_case(path);
-        if (!c) return usage_error(c.error().to_string());
+        if (!c) return spec.error(c.error().to_string());
         // the case's options, overridden by explicit flags
         passes::RewriteOptions co = c->options;
         if (!arch_given) {
@@ -353,28 +282,28 @@ int cmd_rewrite(Args args) {
         jobs.push_back({std::move(c->program), ""});
     } else if (*fmt == InputFormat::elf) {
         auto obj = loader::load_object(path, loader::LoadOptions{.privileged = passes::bypass_spec_v1(privilege.value_or(passes::Privilege::Root))});
-        if (!obj) return usage_error(obj.error().to_string());
+        if (!obj) return spec.error(obj.error().to_string());
         for (size_t i = 0; i < obj->programs.size(); ++i) {
             Program p = std::move(obj->programs[i]);
             passes::infer_facts(p);
             const std::string h = "; program " + p.name + " (section " + obj->meta[i].section + ", type " + loader::prog_type_name(p.prog_type) + ")";
             jobs.push_back({std::move(p), h});
         }
-        if (jobs.empty()) return usage_error(path + ": no programs in object");
+        if (jobs.empty()) return spec.error(path + ": no programs in object");
     } else {
         std::vector<isa::Insn> insns;
         if (*fmt == InputFormat::asm_text) {
             auto text = read_file(path);
-            if (!text) return usage_error(text.error().to_string());
+            if (!text) return spec.error(text.error().to_string());
             auto r = assembly::assemble(*text, path);
-            if (!r) return usage_error(r.error().to_string());
+            if (!r) return spec.error(r.error().to_string());
             insns = std::move(*r);
-            if (insns.empty()) return usage_error(path + ": empty program");
+            if (insns.empty()) return spec.error(path + ": empty program");
             if (auto v = isa::validate_insns(insns, isa::ValidateOptions{.allow_internal = false}); !v)
-                return usage_error(v.error().with_context(path).to_string());
+                return spec.error(v.error().with_context(path).to_string());
         } else {
             auto r = raw_insns(path);
-            if (!r) return usage_error(r.error().to_string());
+            if (!r) return spec.error(r.error().to_string());
             insns = std::move(*r);
         }
         Program p;

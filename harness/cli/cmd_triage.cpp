@@ -7,51 +7,28 @@
 #include <vector>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/flags.hpp"
 #include "harness/runner/expectation.hpp"
 #include "harness/triage/triage.hpp"
 
 namespace patchfuzz::cli {
-namespace {
-
-void triage_usage(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: patchfuzz triage CASE.case|DIR... --out DIR\n\n"
-                 "Run each case (a directory is searched recursively for *.case), and put every failing one\n"
-                 "into a bucket named after its semantic signature (oracle/pass/patch-kind/divergence/arch)\n"
-                 "under DIR/findings/. A new bucket gets the minimized case (.case), a bpf_conformance .data\n"
-                 "for execution findings, a kernel selftest snippet, the verdict, and a replay line.\n\n"
-                 "exit: 0 nothing failed, 1 findings were bucketed, 2 bad input or usage\n");
-}
-
-int bad(const std::string& m) {
-    std::fprintf(stderr, "patchfuzz triage: %s\n", m.c_str());
-    return 2;
-}
-
-}  // namespace
 
 int cmd_triage(Args args) {
     namespace fs = std::filesystem;
     std::vector<std::string> inputs;
     std::string out;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string a = args[i];
-        if (a == "--help" || a == "-h") {
-            triage_usage(stdout);
-            return 0;
-        } else if (a == "--out") {
-            if (i + 1 >= args.size()) return bad("--out needs a directory");
-            out = args[++i];
-        } else if (!a.empty() && a[0] == '-') {
-            return bad("unknown option '" + a + "' (see --help)");
-        } else {
-            inputs.push_back(a);
-        }
-    }
-    if (inputs.empty() || out.empty()) {
-        triage_usage(stderr);
-        return 2;
-    }
+    const VerbFlags spec{
+        .verb = "triage",
+        .usage = {"patchfuzz triage CASE.case|DIR... --out DIR"},
+        .about = "Run each case (a directory is searched recursively for *.case), and put every failing one\n"
+                 "into a bucket named after its semantic signature (oracle/pass/patch-kind/divergence/arch)\n"
+                 "under DIR/findings/. A new bucket gets the minimized case (.case), a bpf_conformance .data\n"
+                 "for execution findings, a kernel selftest snippet, the verdict, and a replay line.",
+        .flags = {text_flag({"--out"}, "DIR", "where the buckets go (DIR/findings/<bucket>/)", out).require()},
+        .positionals = Positionals{.name = "CASE.case", .noun = "input", .required = true, .many = true,
+                                   .take = [&](const std::string& a) { inputs.push_back(a); }},
+        .exit = "exit: 0 nothing failed, 1 findings were bucketed, 2 bad input or usage"};
+    if (auto rc = parse_or_exit(spec, args)) return *rc;
     std::vector<std::string> files;
     for (const auto& p : inputs) {
         std::error_code ec;
@@ -61,7 +38,7 @@ int cmd_triage(Args args) {
         } else if (fs::exists(p, ec)) {
             files.push_back(p);
         } else {
-            return bad(p + ": no such file or directory");
+            return spec.error(p + ": no such file or directory");
         }
     }
     std::sort(files.begin(), files.end());

@@ -1,12 +1,7 @@
 #include "harness/cli/input_file.hpp"
 
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <span>
-#include <sstream>
 
 #include "bpf/isa/raw_codec.hpp"
 
@@ -14,17 +9,6 @@ namespace patchfuzz::cli {
 
 bool ends_with(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-Expected<std::string> read_file(const std::string& path) {
-    // A directory opens as a stream on Linux and reads as empty: say what it is instead.
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return Error{path, std::string("cannot read: ") + std::strerror(EISDIR)};
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{path, std::string("cannot open: ") + std::strerror(errno)};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 Expected<std::vector<isa::Insn>> read_raw_insns(const std::string& path) {

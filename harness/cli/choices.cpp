@@ -1,0 +1,26 @@
+#include "harness/cli/choices.hpp"
+
+#include "bpf/arch/arch_profile.hpp"
+#include "gen/profiles.hpp"
+#include "oracles/oracle.hpp"
+
+namespace patchfuzz::cli {
+
+Choices arch_choices() { return choices("arch", arch_names()); }
+
+Choices privilege_choices() { return Choices{"privilege", {"root", "bpf", "unpriv"}}; }
+
+Choices kernel_profile_choices() { return Choices{"profile", {"6.1", "6.12", "7.2", "7.3", "bpf-next"}}; }
+
+Choices inline_fix_choices() { return Choices{"variant", {"buggy", "fixed"}}; }
+
+Choices case_oracle_choices() {
+    Choices c{"oracle", {}};
+    for (auto id : oracles::kAllOracles)
+        if (id != oracles::OracleId::Kernel) c.names.emplace_back(oracles::name_of(id));
+    return c;
+}
+
+Choices gen_profile_choices() { return choices("profile", gen::profile_names()); }
+
+}  // namespace patchfuzz::cli
