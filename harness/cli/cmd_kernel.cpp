@@ -16,6 +16,7 @@
 #include "gen/acceptable_gen.hpp"
 #include "gen/ctx_reads.hpp"
 #include "harness/case/case_file.hpp"
+#include "harness/case/object_cases.hpp"
 #include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/kernel/kernel_check.hpp"
@@ -67,7 +68,8 @@ VerbFlags kernel_flags(Opts& o) {
             "       machine's sources name, Debian's archive keyring; the machine's apt set-up is untouched).\n"
             "       Each kernel is pinned to the build its model profile was measured on: 7.x refuses\n"
             "       another build, 6.x warns.\n"
-            "check  load every case (.case files, or raw .bin instruction files) in one VM boot per batch;\n"
+            "check  load every case (.case files, BPF objects: each program as OBJECT:PROGRAM with its\n"
+            "       verifier facts inferred, or raw .bin instruction files) in one VM boot per batch;\n"
             "       per case: accepted or not (with the verifier log), the real xlated program vs our\n"
             "       incremental patcher's rewrite (x86_64, --kernel-profile) compared bit-exactly after the\n"
             "       mask documented in harness/kernel/xlated_compare.hpp; with --run, BPF_PROG_TEST_RUN vs\n"
@@ -212,10 +214,32 @@ int do_status(const Opts& o) {
     return 0;
 }
 
+// Every program of a BPF object as a kernel case, named OBJECT:PROGRAM, loaded at the given level
+// (root by default) with its maps' bypass_spec_v1 to match.
+Expected<std::vector<kernel::KernelCase>> object_inputs(const std::string& path, bool rnd_hi32, std::optional<passes::Privilege> privilege) {
+    const passes::Privilege level = privilege.value_or(passes::Privilege::Root);
+    auto cases = harness::cases_from_object(path, passes::bpf_capable(level));
+    if (!cases) return cases.error();
+    std::vector<kernel::KernelCase> out;
+    for (auto& c : *cases) {
+        kernel::KernelCase kc{path + ":" + c.program.name, std::move(c.program), std::move(c.inputs)};
+        kc.privilege = level;
+        if (rnd_hi32) kernel::with_rnd_hi32(kc);
+        out.push_back(std::move(kc));
+    }
+    return out;
+}
+
 int do_check(const Opts& o) {
     if (o.files.empty()) return usage_error("kernel", "check needs at least one case file");
     std::vector<kernel::KernelCase> cases;
     for (const auto& f : o.files) {
+        if (harness::is_elf_file(f)) {
+            auto objs = object_inputs(f, o.rnd_hi32, o.privilege);
+            if (!objs) return usage_error("kernel", objs.error().to_string());
+            for (auto& kc : *objs) cases.push_back(std::move(kc));
+            continue;
+        }
         auto c = load_input(f, o.prog_type, o.rnd_hi32, o.privilege);
         if (!c) return usage_error("kernel", c.error().to_string());
         cases.push_back(std::move(*c));
