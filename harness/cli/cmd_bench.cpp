@@ -106,7 +106,7 @@ int cmd_bench(Args args) {
                  "patch: every hash-map lookup inlined into 3 insns with an internal jump.",
         .flags = {list_flag({"--profile"}, "NAMES",
                             "generated profiles: " + gen_profile_choices().listing() +
-                                " (docs/workloads.md); or our own synthetic shapes synthetic-pyperf180, synthetic-pyperf600",
+                                " (docs/workloads.md); or synthetic-pyperf180, synthetic-pyperf600: programs of those sizes and lookup counts with our own synthetic shape",
                             std::nullopt, [&](std::vector<std::string> v) { profiles.insert(profiles.end(), v.begin(), v.end()); })
                       .in(workloads)
                       .repeat(),
@@ -169,8 +169,9 @@ int cmd_bench(Args args) {
     std::vector<std::pair<Workload, bool>> work;
     for (const auto& name : profiles) {
         if (name == "synthetic-pyperf180" || name == "synthetic-pyperf600") {
-            const bool big = name == "synthetic-pyperf600";
-            Workload w = patch::synthetic_workload(big ? 42000 : 24000, big ? 1530 : 930, seed);
+            // The size and lookup count of the generated profile of the same object (gen/profiles.cpp).
+            const auto sized = gen::profile_spec(name.substr(std::string_view("synthetic-").size()));
+            Workload w = patch::synthetic_workload(sized->insns, sized->hash_lookups, seed);
             w.name = name;
             work.emplace_back(std::move(w), false);
             continue;
