@@ -8,7 +8,7 @@ set(PF_CLI_HELP
   "rewrite|--patcher --arch --passes --iter-inline --privilege --unprivileged --rnd-hi32 --loop-inline --func-arg-inline --nop-removal --kernel-profile --json"
   "bench|--profile --object --arch --insns --patches --sweep --density --sweep-max --patchers --reps --budget --max-incremental --no-verify --seed --json --plot --check-bars"
   "gen|--profile --from --seed --size --count --density --far-jumps --subprogs --privilege --json -o --out --cells"
-  "check|--oracle --oracles --arch --privilege --all --json"
+  "check|--oracle --oracles --arch --privilege --all --json --kernel --kernel-arch"
   "prove-contract|--max-patches --max-len --max-patch-len --timeout-ms --seed --json"
   "prove-inline|--arch --iter-inline --family --loop-inline --func-arg-inline --timeout-ms --seed --json"
   "conformance|--expect-fail --json --verbose -v"

@@ -1,6 +1,8 @@
 // patchfuzz check CASE: run the oracles on one case and print every verdict (with reasons and
 // counterexamples).
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -10,6 +12,9 @@
 #include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/input_format.hpp"
+#include "harness/kernel/kernel_image.hpp"
+#include "harness/kernel/kernel_oracle.hpp"
+#include "harness/kernel/process.hpp"
 #include "harness/runner/expectation.hpp"
 #include "oracles/oracle.hpp"
 
@@ -22,16 +27,21 @@ int cmd_check(Args args) {
     std::optional<passes::Privilege> privilege;
     Choices oracle_names = case_oracle_choices();
     oracle_names.names.emplace_back("smt");
+    oracle_names.names.emplace_back("kernel");
+    std::string kernel_tag = "6.12", kernel_arch = "amd64";
     const VerbFlags spec{
         .verb = "check",
         .usage = {"patchfuzz check INPUT [--oracle LIST] [--arch LIST] [--privilege root|bpf|unpriv] [--all]",
-                  "               [--json]"},
+                  "               [--kernel K] [--kernel-arch A] [--json]"},
         .about = "INPUT is a .case, a BPF ELF object (every program in it), assembly or raw insn bytes,\n"
                  "told apart by content, not by name.\n"
                  "Run it through both patchers, the passes and the arch profiles, and print the oracles'\n"
                  "verdicts.",
         .flags = {list_flag({"--oracle", "--oracles"}, "LIST",
-                            "comma list of structural, smt-jump, smt-inline, exec, or `smt` for both SMT oracles (default: all)",
+                            "comma list of structural, smt-jump, smt-inline, exec, or `smt` for both SMT oracles (default: all "
+                            "four); and kernel: each program loaded into a real kernel under qemu, one VM boot per program "
+                            "(`patchfuzz kernel check` batches many), its xlated program held to the model's rewrite and its "
+                            "test runs to the interpreter; needs `patchfuzz kernel fetch --kernel K` first",
                             oracle_names,
                             [&](std::vector<std::string> v) {
                                 cfg.oracles.clear();
@@ -54,11 +64,28 @@ int cmd_check(Args args) {
                               "rewrite as that loader level would (dead-code sanitizing below bpf_capable) instead of the "
                               "case's privilege= (the case's verifier facts are kept)",
                               privilege_choices(), [&](const std::string& v) { privilege = passes::privilege_named(v).value(); }),
+                  text_flag({"--kernel"}, "K", "the kernel oracle's Debian kernel: 6.1, 6.12, 7.2 or 7.3 (default 6.12)", kernel_tag),
+                  text_flag({"--kernel-arch"}, "A", "the kernel oracle's architecture: amd64 (default), arm64 or armhf", kernel_arch),
                   switch_flag({"--all"}, "list passing verdicts too (by default they are only counted)", all),
                   switch_flag({"--json"}, "the verdicts as a JSON list on stdout", json)},
         .positionals = Positionals{.name = "INPUT", .noun = "case", .required = true, .take = [&](const std::string& a) { path = a; }},
         .exit = "exit: 0 no failure, 1 a failure, 2 bad input or usage, 3 no failure but unknown verdicts"};
     if (auto rc = parse_or_exit(spec, args)) return *rc;
+    // The kernel oracle needs a VM: the runner asks it as an extra oracle (RunConfig::extra_oracles).
+    std::unique_ptr<oracles::Oracle> kernel_oracle;
+    if (auto k = std::find(cfg.oracles.begin(), cfg.oracles.end(), "kernel"); k != cfg.oracles.end()) {
+        cfg.oracles.erase(k);
+        if (!kernel::kernel_spec(kernel_tag, kernel_arch))
+            return spec.error("--kernel takes one of " + kernel::kernel_tag_list(kernel_arch) + " (for " + kernel_arch + ")");
+        auto co = kernel::default_check_options(kernel_tag, kernel::default_cache_dir(), PATCHFUZZ_SOURCE_ROOT, kernel_arch);
+        if (!co) return spec.error("kernel oracle: " + co.error().to_string());
+        if (!kernel::find_in_path(co->vm.qemu))
+            return spec.error("kernel oracle: '" + co->vm.qemu + "' not found (install " +
+                              std::string(kernel::arch_boot(kernel_arch)->qemu_package) + ")");
+        co->run = true;
+        kernel_oracle = kernel::make_kernel_oracle(*co);
+        cfg.extra_oracles.push_back(kernel_oracle.get());
+    }
     // A .case, an ELF object (every program in it), assembly or raw bytes: by content.
     auto cases = read_input_cases(path);
     if (!cases) return spec.error(cases.error().to_string());
