@@ -12,9 +12,8 @@
 #include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/input_format.hpp"
-#include "harness/kernel/kernel_image.hpp"
+#include "harness/cli/kernel_oracle_options.hpp"
 #include "harness/kernel/kernel_oracle.hpp"
-#include "harness/kernel/process.hpp"
 #include "harness/runner/expectation.hpp"
 #include "oracles/oracle.hpp"
 
@@ -75,14 +74,8 @@ int cmd_check(Args args) {
     std::unique_ptr<oracles::Oracle> kernel_oracle;
     if (auto k = std::find(cfg.oracles.begin(), cfg.oracles.end(), "kernel"); k != cfg.oracles.end()) {
         cfg.oracles.erase(k);
-        if (!kernel::kernel_spec(kernel_tag, kernel_arch))
-            return spec.error("--kernel takes one of " + kernel::kernel_tag_list(kernel_arch) + " (for " + kernel_arch + ")");
-        auto co = kernel::default_check_options(kernel_tag, kernel::default_cache_dir(), PATCHFUZZ_SOURCE_ROOT, kernel_arch);
-        if (!co) return spec.error("kernel oracle: " + co.error().to_string());
-        if (!kernel::find_in_path(co->vm.qemu))
-            return spec.error("kernel oracle: '" + co->vm.qemu + "' not found (install " +
-                              std::string(kernel::arch_boot(kernel_arch)->qemu_package) + ")");
-        co->run = true;
+        auto co = kernel_oracle_options(kernel_tag, kernel_arch);
+        if (!co) return spec.error(co.error().message);
         kernel_oracle = kernel::make_kernel_oracle(*co);
         cfg.extra_oracles.push_back(kernel_oracle.get());
     }

@@ -14,8 +14,8 @@
 #include "harness/case/object_cases.hpp"
 #include "harness/cli/choices.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/kernel_oracle_options.hpp"
 #include "harness/kernel/kernel_image.hpp"
-#include "harness/kernel/process.hpp"
 #include "harness/plugin/plugin_info.hpp"
 #include "harness/plugin/plugin_patcher.hpp"
 #include "harness/version/build_version.hpp"
@@ -185,12 +185,8 @@ int cmd_fuzz(Args args) {
     if (!kernel::kernel_spec(kernel_tag, kernel_arch))
         return spec.error("--kernel takes one of " + kernel::kernel_tag_list(kernel_arch) + " (for " + kernel_arch + ")");
     if (want_kernel) {
-        auto co = kernel::default_check_options(kernel_tag, kernel::default_cache_dir(), PATCHFUZZ_SOURCE_ROOT, kernel_arch);
-        if (!co) return spec.error("kernel oracle: " + co.error().to_string());
-        if (!kernel::find_in_path(co->vm.qemu))
-            return spec.error("kernel oracle: '" + co->vm.qemu + "' not found (install " +
-                       std::string(kernel::arch_boot(kernel_arch)->qemu_package) + ")");
-        co->run = true;
+        auto co = kernel_oracle_options(kernel_tag, kernel_arch);
+        if (!co) return spec.error(co.error().message);
         if (!kernel_profile.empty()) co->profile = *passes::kernel_profile_named(kernel_profile);
         cfg.kernel = harness::KernelStreamConfig{.tag = kernel_tag, .check = *co, .batch = kernel_batch};
         cfg.kernel->privileges = privileges;
