@@ -27,7 +27,7 @@ std::string known_findings_dir() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const patchfuzz::harness::RunConfig cfg = [] {
         patchfuzz::harness::RunConfig c;
-        c.oracles = {"exec"};
+        c.oracles = {patchfuzz::oracles::OracleId::Exec};
         c.exec_inputs = 2;
         return c;
     }();

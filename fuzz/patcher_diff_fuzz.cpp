@@ -8,7 +8,7 @@ PATCHFUZZ_GENERATOR_MUTATOR()
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const patchfuzz::harness::RunConfig cfg = [] {
         patchfuzz::harness::RunConfig c;
-        c.oracles = {"structural"};
+        c.oracles = {patchfuzz::oracles::OracleId::Structural};
         return c;
     }();
     patchfuzz::fuzz::check_case(patchfuzz::fuzz::case_from_bytes(data, size), cfg);

@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include "bpf/arch/arch_profile.hpp"
 #include "harness/triage/root_cause.hpp"
+#include "oracles/oracle.hpp"
 
 namespace patchfuzz::harness {
 
@@ -56,8 +58,10 @@ KnownFindings KnownFindings::load(const std::string& dir, const RunConfig& campa
         // does not fail under --arch x86_64, fixed or not.
         const std::string oracle = expected.substr(0, expected.find('/'));
         const std::string filed_arch = expected.substr(expected.rfind('/') + 1);
-        const bool arch_runs = filed_arch == "-" || std::find(cfg.arches.begin(), cfg.arches.end(), filed_arch) != cfg.arches.end();
-        if (arch_runs && std::find(cfg.oracles.begin(), cfg.oracles.end(), oracle) != cfg.oracles.end())
+        const bool arch_runs = filed_arch == "-" || std::any_of(cfg.arches.begin(), cfg.arches.end(),
+                                                                [&](const ArchProfile& a) { return a.name == filed_arch; });
+        const auto filed_oracle = oracles::parse_oracle(oracle);
+        if (arch_runs && filed_oracle && cfg.oracles.has(*filed_oracle))
             kf.notes_.push_back("known finding " + f.string() + " no longer fails (fixed? then move it to a regression suite)");
     }
     return kf;

@@ -16,7 +16,7 @@ const std::string kFindings = std::string(PATCHFUZZ_SOURCE_ROOT) + "/corpus/regr
 
 RunConfig exec_only() {
     RunConfig c;
-    c.oracles = {"exec"};
+    c.oracles = {oracles::OracleId::Exec};
     c.exec_inputs = 2;
     return c;
 }
@@ -80,7 +80,7 @@ TEST(KnownFindings, OnlyTheFiledSignatureBecomesKnown) {
     c->options.iter_inline = passes::IterInline::V3;
     ASSERT_TRUE(write_case_file_atomic(*c, (dir / "filed.case").string()));
     RunConfig cfg = exec_only();
-    cfg.oracles = {"exec", "smt-inline"};
+    cfg.oracles = {oracles::OracleId::Exec, oracles::OracleId::SmtInline};
     const CaseReport direct = run_case(*c, cfg);
     bool inline_fails = false;
     for (const auto& v : direct.verdicts) inline_fails |= v.verdict.outcome == oracles::Outcome::Fail && v.verdict.oracle == "smt-inline";
@@ -103,12 +103,12 @@ TEST(KnownFindings, AFindingOfAProfileNotRunIsNoNews) {
     ASSERT_EQ(c->expect, "fail exec/-/-/state-bytes-mismatch/jit32");
     std::filesystem::copy_file(filed, dir / "filed.case");
     RunConfig x86 = exec_only();
-    x86.arches = {"x86_64"};
+    x86.arches = {arch_x86_64()};
     ASSERT_FALSE(run_case(*c, x86).failed()) << "the finding must not show on x86_64 for this test to mean anything";
     const KnownFindings on_x86 = KnownFindings::load(dir.string(), x86);
     EXPECT_TRUE(on_x86.notes().empty()) << on_x86.notes().front();
     RunConfig jit32 = exec_only();
-    jit32.arches = {"jit32"};
+    jit32.arches = {arch_jit32()};
     const KnownFindings on_jit32 = KnownFindings::load(dir.string(), jit32);
     EXPECT_FALSE(on_jit32.empty());
     EXPECT_TRUE(on_jit32.notes().empty()) << on_jit32.notes().front();

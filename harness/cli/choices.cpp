@@ -1,12 +1,23 @@
 #include "harness/cli/choices.hpp"
 
 #include "bpf/arch/arch_profile.hpp"
+#include "bpf/util/check.hpp"
 #include "gen/profiles.hpp"
 #include "oracles/oracle.hpp"
 
 namespace patchfuzz::cli {
 
 Choices arch_choices() { return choices("arch", arch_names()); }
+
+std::vector<ArchProfile> profiles_named(const std::vector<std::string>& names) {
+    std::vector<ArchProfile> out;
+    for (const auto& n : names) {
+        const auto arch = arch_by_name(n);
+        PATCHFUZZ_CHECK(arch.has_value(), "an arch name is checked where it is read");
+        out.push_back(*arch);
+    }
+    return out;
+}
 
 Choices privilege_choices() { return Choices{"privilege", {"root", "bpf", "unpriv"}}; }
 

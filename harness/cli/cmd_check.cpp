@@ -22,7 +22,7 @@ namespace patchfuzz::cli {
 int cmd_check(Args args) {
     std::string path;
     harness::RunConfig cfg;
-    bool json = false, all = false, arch_given = false;
+    bool json = false, all = false, arch_given = false, want_kernel = false;
     std::optional<passes::Privilege> privilege;
     Choices oracle_names = case_oracle_choices();
     oracle_names.names.emplace_back("smt");
@@ -43,20 +43,22 @@ int cmd_check(Args args) {
                             "test runs to the interpreter; needs `patchfuzz kernel fetch --kernel K` first",
                             oracle_names,
                             [&](std::vector<std::string> v) {
-                                cfg.oracles.clear();
-                                for (auto& o : v) {
+                                cfg.oracles = {};
+                                for (const auto& o : v) {
                                     if (o == "smt") {
-                                        cfg.oracles.push_back("smt-jump");
-                                        cfg.oracles.push_back("smt-inline");
+                                        cfg.oracles.add(oracles::OracleId::SmtJump);
+                                        cfg.oracles.add(oracles::OracleId::SmtInline);
+                                    } else if (o == "kernel") {
+                                        want_kernel = true;  // not the runner's own: an extra oracle below
                                     } else {
-                                        cfg.oracles.push_back(std::move(o));
+                                        cfg.oracles.add(*oracles::parse_oracle(o));  // a name the table checked
                                     }
                                 }
                             }),
                   list_flag({"--arch"}, "LIST", "comma list of arch profiles (default: the case's own arch; x86_64 for the others)",
                             arch_choices(),
                             [&](std::vector<std::string> v) {
-                                cfg.arches = std::move(v);
+                                cfg.arches = profiles_named(v);
                                 arch_given = true;
                             }),
                   choice_flag({"--privilege"}, "P",
@@ -72,8 +74,7 @@ int cmd_check(Args args) {
     if (auto rc = parse_or_exit(spec, args)) return *rc;
     // The kernel oracle needs a VM: the runner asks it as an extra oracle (RunConfig::extra_oracles).
     std::unique_ptr<oracles::Oracle> kernel_oracle;
-    if (auto k = std::find(cfg.oracles.begin(), cfg.oracles.end(), "kernel"); k != cfg.oracles.end()) {
-        cfg.oracles.erase(k);
+    if (want_kernel) {
         auto co = kernel_oracle_options(kernel_tag, kernel_arch);
         if (!co) return spec.error(co.error().message);
         kernel_oracle = kernel::make_kernel_oracle(*co);
@@ -93,7 +94,7 @@ int cmd_check(Args args) {
         }
         const harness::Case* c = &one;
         harness::RunConfig ccfg = cfg;
-        if (!arch_given) ccfg.arches = {c->arch};
+        if (!arch_given) ccfg.arches = profiles_named({c->arch});
         if (!json && cases->size() > 1) std::printf("# %s\n", c->comments.empty() ? c->program.name.c_str() : c->comments.back().c_str());
         const auto report = harness::run_case(*c, ccfg);
         for (const auto& v : report.verdicts) {

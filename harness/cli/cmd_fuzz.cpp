@@ -73,10 +73,10 @@ int cmd_fuzz(Args args) {
                           auto k = std::find(v.begin(), v.end(), "kernel");
                           want_kernel = k != v.end();
                           if (want_kernel) v.erase(k);
-                          cfg.run.oracles = std::move(v);
+                          cfg.run.oracles = *oracles::parse_oracle_set(v);  // names the table checked
                       }),
             list_flag({"--arch"}, "LIST", "comma list of x86_64, arm64, jit32, arm32 (default the first three)", arch_choices(),
-                      [&](std::vector<std::string> v) { cfg.run.arches = std::move(v); }),
+                      [&](std::vector<std::string> v) { cfg.run.arches = profiles_named(v); }),
             choice_flag({"--profile"}, "NAME", "generate programs shaped like a real workload (see `patchfuzz gen --help`)",
                         gen_profile_choices(), [&](const std::string& v) { cfg.profile = v; }),
             whole_flag({"--max-insns"}, "N", "size bound of random programs, 4..1000000 (default 96)", cfg.max_insns, 4, 1000000),

@@ -27,7 +27,7 @@ int cmd_replay(Args args) {
                  "listed as ignored) and compare each outcome with the case's `-- expect` section (`pass`\n"
                  "or `fail <signature>`). Each case runs under its own arch.",
         .flags = {list_flag({"--oracles"}, "LIST", "comma list of structural, smt-jump, smt-inline, exec (default: the case's own)",
-                            case_oracle_choices(), [&](std::vector<std::string> v) { base.oracles = std::move(v); }),
+                            case_oracle_choices(), [&](std::vector<std::string> v) { base.oracles = *oracles::parse_oracle_set(v); }),
                   whole_flag({"--times"}, "N", "replay every case N times, 1..999, and require the same outcome each time (determinism)",
                              times, 1, 999),
                   switch_flag({"--verbose"}, "print every case's outcome, and the files a directory holds besides cases", verbose)},

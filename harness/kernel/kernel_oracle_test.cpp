@@ -112,7 +112,7 @@ TEST(KernelOracle, TheRunnerAsksItOncePerCase) {
     harness::Case c;
     c.program = small_program();
     harness::RunConfig cfg;
-    cfg.oracles = {"structural", "exec"};
+    cfg.oracles = {oracles::OracleId::Structural, oracles::OracleId::Exec};
     cfg.extra_oracles = {oracle.get()};
     for (bool memoise : {true, false}) {
         cfg.memoise = memoise;

@@ -1,5 +1,8 @@
 #include "harness/runner/expectation.hpp"
 
+#include "bpf/arch/arch_profile.hpp"
+#include "bpf/util/check.hpp"
+
 namespace patchfuzz::harness {
 
 ExpectationResult check_expectation(const Case& c, const CaseReport& r) {
@@ -19,7 +22,9 @@ ExpectationResult check_expectation(const Case& c, const CaseReport& r) {
 
 RunConfig replay_config(const Case& c, const RunConfig& base) {
     RunConfig cfg = base;
-    cfg.arches = {c.arch};
+    const auto arch = arch_by_name(c.arch);
+    PATCHFUZZ_CHECK(arch.has_value(), "a case's arch is checked where it is read");
+    cfg.arches = {*arch};
     return cfg;
 }
 

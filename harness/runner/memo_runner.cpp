@@ -24,7 +24,6 @@ namespace {
 using runner_parts::kind_of;
 using runner_parts::trigger_names;
 using runner_parts::Triggers;
-using runner_parts::wanted_oracles;
 using runner_parts::filed_arch;
 
 // One other patcher's run on a batch the reference was given: made on the same program just
@@ -281,7 +280,7 @@ CaseReport run_case_memoised(const Case& c, const RunConfig& cfg) {
     PATCHFUZZ_CHECK(slot_names.size() <= Triggers::kSlots, "Triggers has a slot for every pass");
     const size_t explicit_slot = slot_names.size() - 1;
     Triggers case_triggers;  // every profile's, for report.pass_triggers
-    const oracles::OracleSet wanted = wanted_oracles(cfg);
+    const oracles::OracleSet& wanted = cfg.oracles;
     const bool structural = wanted.has(oracles::OracleId::Structural), smt_jump = wanted.has(oracles::OracleId::SmtJump),
                exec = wanted.has(oracles::OracleId::Exec);
     // One entry per profile at most: room for all of them first keeps their addresses stable
@@ -353,11 +352,10 @@ CaseReport run_case_memoised(const Case& c, const RunConfig& cfg) {
     patch::Patcher& driver = per_batch || patchers.has_others() || cfg.coverage != nullptr ? static_cast<patch::Patcher&>(recorder) : patchers.reference();
 
     for (size_t ai = 0; ai < cfg.arches.size(); ++ai) {
-        const std::string& arch_name = cfg.arches[ai];
-        auto arch = arch_by_name(arch_name);
-        PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
+        const std::string arch_name(cfg.arches[ai].name);
+        const ArchProfile& arch = cfg.arches[ai];
         passes::RewriteOptions opts = c.options;
-        opts.arch = *arch;
+        opts.arch = arch;
         const ArchRun* alike = nullptr;
         for (const ArchRun& r : arch_runs)
             // An external plugin that may keep state between calls (!external_pure) is called for
@@ -371,8 +369,8 @@ CaseReport run_case_memoised(const Case& c, const RunConfig& cfg) {
             add_again(alike->verdicts_from, alike->verdicts_to, arch_name);
             case_triggers.add(alike->triggers);
             report.batches += alike->batches;
-            add_inline_proofs(*arch);
-            add_exec_rewrites(*arch, *alike);
+            add_inline_proofs(arch);
+            add_exec_rewrites(arch, *alike);
             continue;
         }
         // An external plugin that may keep state between calls is called for every pass too.
@@ -500,8 +498,8 @@ CaseReport run_case_memoised(const Case& c, const RunConfig& cfg) {
         run.rewritten = &rewritten;
         run.ok = final_outcome.ok();
         run.others_agree = others_agree;
-        add_inline_proofs(*arch);
-        add_exec_rewrites(*arch, run);
+        add_inline_proofs(arch);
+        add_exec_rewrites(arch, run);
     }
     case_triggers.add_to(report.pass_triggers);
     if (!exec_arches.empty()) {

@@ -121,7 +121,7 @@ CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
     PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
 
     // The oracles, by scope, in the order their verdicts are filed (kAllOracles').
-    const oracles::OracleSet wanted = wanted_oracles(cfg);
+    const oracles::OracleSet& wanted = cfg.oracles;
     oracles::smt::SmtOptions so;
     so.timeout_ms = cfg.smt_timeout_ms;
     std::vector<std::unique_ptr<oracles::Oracle>> owned;
@@ -158,11 +158,10 @@ CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
     const size_t explicit_slot = slots.size() - 1;
     Triggers triggers;
     std::vector<ArchProfile> rewritten_arches;  // the profiles whose rewrite succeeded, for the case oracles
-    for (const std::string& arch_name : cfg.arches) {
-        const auto arch = arch_by_name(arch_name);
-        PATCHFUZZ_CHECK(arch.has_value(), "runner given an unknown arch (the CLI validates names)");
+    for (const ArchProfile& arch : cfg.arches) {
+        const std::string arch_name(arch.name);
         passes::RewriteOptions opts = c.options;
-        opts.arch = *arch;
+        opts.arch = arch;
 
         JudgingPatcher judging(*reference, patcher_names[0], candidates, batch_oracles, sink, arch_name, cfg.coverage);
         Program prog = c.program;
@@ -188,7 +187,7 @@ CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
         report.batches += judging.batches;
 
         oracles::Evidence e;
-        e.arch = &*arch;
+        e.arch = &arch;
         e.options = &opts;
         for (oracles::Oracle* oracle : arch_oracles)
             if (oracle->applies_to(e))
@@ -197,7 +196,7 @@ CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
                     sink.add(std::move(v), arch_name, "iter_inline", sequence);
                 }
         // Runs compare a rewrite by the passes with the original: not a case's explicit batches.
-        if (outcome.ok() && c.patches.empty()) rewritten_arches.push_back(*arch);
+        if (outcome.ok() && c.patches.empty()) rewritten_arches.push_back(arch);
     }
     triggers.add_to(report.pass_triggers);
 

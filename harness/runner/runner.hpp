@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "bpf/arch/arch_profile.hpp"
 #include "bpf/passes/pass.hpp"
 #include "bpf/patch/reloc_coverage.hpp"
 #include "bpf/program/program.hpp"
@@ -18,10 +19,12 @@
 namespace patchfuzz::harness {
 
 struct RunConfig {
-    // Oracle names (oracles/oracle.hpp), checked where they were read; the runner parses them
-    // once per case into an OracleSet. "kernel" is the campaign's, never the runner's.
-    std::vector<std::string> oracles{"structural", "smt-jump", "smt-inline", "exec"};
-    std::vector<std::string> arches{"x86_64", "arm64", "jit32"};
+    // The built-in oracles the runner asks, parsed from names where they were read (the CLI, a
+    // .case file). The kernel oracle is never among them: it comes as an extra oracle.
+    oracles::OracleSet oracles{oracles::OracleId::Structural, oracles::OracleId::SmtJump, oracles::OracleId::SmtInline,
+                               oracles::OracleId::Exec};
+    // The arch profiles every case is rewritten and judged under, in this order.
+    std::vector<ArchProfile> arches{arch_x86_64(), arch_arm64(), arch_jit32()};
     // The first patcher is the reference (the kernel model); every other one is compared with it.
     std::vector<std::string> patchers{"incremental", "batched"};
     // An external batched patcher loaded with --patcher-lib (owned elsewhere), compared too.

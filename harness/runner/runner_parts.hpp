@@ -1,7 +1,6 @@
 #pragma once
 // What the runner's two loops share (runner.cpp's plain one and memo_runner.cpp's): the name of a
-// batch's patch kinds, the passes' trigger slots, the per-slot patch counts of a run, and the
-// oracles a run asks for.
+// batch's patch kinds, the passes' trigger slots, the per-slot patch counts of a run.
 #include <array>
 #include <span>
 #include <cstdint>
@@ -81,14 +80,6 @@ struct Triggers {
             if (ran[i]) out.push_back({trigger_names()[i], patches[i]});
     }
 };
-
-// The oracles a run asks for, by id. The names were checked where they were read (the CLI, a
-// .case file); the kernel oracle is the campaign's, not the runner's.
-inline oracles::OracleSet wanted_oracles(const RunConfig& cfg) {
-    const auto set = oracles::parse_oracle_set(cfg.oracles);
-    PATCHFUZZ_CHECK(set.has_value(), "runner given an unknown oracle (names are checked where they are read)");
-    return *set;
-}
 
 // The profile name a case oracle's verdict is filed under: its own (a failure names the profile
 // it was seen on), else every profile the case was judged under, comma-joined.

@@ -80,9 +80,9 @@ Case make_case(uint64_t seed, bool explicit_batch) {
 Case generated_case(uint64_t seed) { return make_case(seed, false); }
 Case explicit_case(uint64_t seed) { return make_case(seed, true); }
 
-void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles, uint64_t cases,
+void expect_profiles_judged_alone_alike(const oracles::OracleSet& oracles, uint64_t cases,
                                         Case (*make)(uint64_t) = generated_case) {
-    const std::vector<std::string> arches{"x86_64", "arm64", "jit32"};
+    const std::vector<ArchProfile> arches{arch_x86_64(), arch_arm64(), arch_jit32()};
     uint32_t shared_prefix_cases = 0;
     for (uint64_t seed = 1; seed <= cases; ++seed) {
         const Case c = make(seed);
@@ -92,9 +92,10 @@ void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles,
         const CaseReport together = run_case(c, all);
         uint32_t batches = 0;
         std::map<std::string_view, uint32_t> triggers;
-        for (const auto& arch : arches) {
+        for (const ArchProfile& profile : arches) {
+            const std::string arch(profile.name);
             RunConfig one = all;
-            one.arches = {arch};
+            one.arches = {profile};
             const CaseReport alone = run_case(c, one);
             // An explicit batch is always judged; the passes may have nothing to patch.
             if (!c.patches.empty()) {
@@ -119,15 +120,15 @@ void expect_profiles_judged_alone_alike(const std::vector<std::string>& oracles,
     }
 }
 
-TEST(Runner, ProfilesTogetherJudgeAsEachAlone) { expect_profiles_judged_alone_alike({"structural"}, 120); }
+TEST(Runner, ProfilesTogetherJudgeAsEachAlone) { expect_profiles_judged_alone_alike({oracles::OracleId::Structural}, 120); }
 
 // Explicit batches are applied once for every profile (the patchers read none): each profile still
 // gets every verdict, trigger and batch of its own run.
 TEST(Runner, ExplicitBatchesTogetherJudgeAsEachAlone) {
-    expect_profiles_judged_alone_alike({"structural", "exec"}, 60, explicit_case);
+    expect_profiles_judged_alone_alike({oracles::OracleId::Structural, oracles::OracleId::Exec}, 60, explicit_case);
 }
 
-TEST(Runner, ProfilesTogetherProveJumpsAsEachAlone) { expect_profiles_judged_alone_alike({"structural", "smt-jump"}, 30); }
+TEST(Runner, ProfilesTogetherProveJumpsAsEachAlone) { expect_profiles_judged_alone_alike({oracles::OracleId::Structural, oracles::OracleId::SmtJump}, 30); }
 
 // A thread's patchers serve one case after another, keeping their storage: every case, whatever
 // ran before it on the thread and with whichever patchers and oracles, is judged exactly as on a
@@ -136,7 +137,8 @@ TEST(Runner, PatchersServingCaseAfterCaseJudgeAsNewOnes) {
     // The configurations alternate, so that the thread's set must also be remade at the right times.
     auto config_of = [](uint64_t seed) {
         RunConfig cfg;
-        cfg.oracles = seed % 3 == 0 ? std::vector<std::string>{"structural", "smt-jump"} : std::vector<std::string>{"structural", "exec"};
+        cfg.oracles = seed % 3 == 0 ? oracles::OracleSet{oracles::OracleId::Structural, oracles::OracleId::SmtJump}
+                                    : oracles::OracleSet{oracles::OracleId::Structural, oracles::OracleId::Exec};
         if (seed % 4 == 1) cfg.patchers = {"batched", "incremental"};
         if (seed % 5 == 2) cfg.patchers = {"incremental"};
         return cfg;
@@ -159,11 +161,11 @@ TEST(Runner, PatchersServingCaseAfterCaseJudgeAsNewOnes) {
 // smt-inline, so that failures are among the verdicts.
 RunConfig campaign_oracles(uint64_t seed, uint64_t smt_jump_every, Case& c) {
     RunConfig cfg;
-    cfg.oracles = seed % smt_jump_every == 0 ? std::vector<std::string>{"structural", "smt-jump", "exec"}
-                                             : std::vector<std::string>{"structural", "exec"};
+    cfg.oracles = {oracles::OracleId::Structural, oracles::OracleId::Exec};
+    if (seed % smt_jump_every == 0) cfg.oracles.add(oracles::OracleId::SmtJump);
     if (seed % 4 == 3) {
         c.options.iter_inline = passes::IterInline::V1;
-        cfg.oracles.emplace_back("smt-inline");
+        cfg.oracles.add(oracles::OracleId::SmtInline);
     }
     return cfg;
 }
@@ -246,7 +248,7 @@ TEST(Runner, FiledFindingsCountedJudgeAsKept) {
         const auto c = read_case(e.path().string());
         ASSERT_TRUE(static_cast<bool>(c)) << c.error().to_string();
         RunConfig cfg;
-        cfg.oracles = {"structural", "exec"};
+        cfg.oracles = {oracles::OracleId::Structural, oracles::OracleId::Exec};
         cfg.failure_details = false;
         failures += expect_passes_counted_as_kept(*c, cfg, e.path().string());
     }

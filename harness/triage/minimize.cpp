@@ -1,8 +1,11 @@
 #include "harness/triage/minimize.hpp"
 
+#include <algorithm>
 #include <chrono>
 
+#include "bpf/arch/arch_profile.hpp"
 #include "bpf/passes/infer_facts.hpp"
+#include "bpf/util/check.hpp"
 #include "bpf/passes/rejected_reads.hpp"
 #include "gen/shrink.hpp"
 
@@ -44,8 +47,20 @@ bool fails_with(const Case& c, const RunConfig& cfg, const std::string& signatur
 
 RunConfig narrowed(const RunConfig& cfg, const OracleVerdict& v) {
     RunConfig n = cfg;
-    n.oracles = {v.verdict.oracle};
-    if (!v.arch.empty()) n.arches = {v.arch};
+    const auto oracle = oracles::parse_oracle(v.verdict.oracle);
+    PATCHFUZZ_CHECK(oracle.has_value(), "a failing verdict names one of the runner's oracles");
+    n.oracles = {*oracle};
+    // A failure names the profile it was seen on (one, or a case oracle's comma list).
+    if (!v.arch.empty()) {
+        n.arches.clear();
+        for (size_t from = 0; from <= v.arch.size();) {
+            const size_t comma = std::min(v.arch.find(',', from), v.arch.size());
+            const auto arch = arch_by_name(v.arch.substr(from, comma - from));
+            PATCHFUZZ_CHECK(arch.has_value(), "a verdict's profile is one of the runner's");
+            n.arches.push_back(*arch);
+            from = comma + 1;
+        }
+    }
     return n;
 }
 

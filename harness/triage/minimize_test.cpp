@@ -17,8 +17,8 @@ const char* kSignature = "exec/-/-/r0-mismatch/x86_64";
 
 RunConfig exec_x86() {
     RunConfig cfg;
-    cfg.oracles = {"exec"};
-    cfg.arches = {"x86_64"};
+    cfg.oracles = {oracles::OracleId::Exec};
+    cfg.arches = {arch_x86_64()};
     return cfg;
 }
 
