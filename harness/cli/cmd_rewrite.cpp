@@ -196,7 +196,8 @@ int cmd_rewrite(Args args) {
                  "  anything else: raw little-endian struct bpf_insn bytes\n"
                  "Inputs other than .case carry no verifier facts: they are inferred (every insn seen, map\n"
                  "lookups on known maps inlined, bpf_loop with constant-zero flags and a fixed callback inlined,\n"
-                 "32-bit defs marked zext_dst, stack depths from fp offsets).",
+                 "32-bit defs marked zext_dst, stack depths from fp offsets, the ctx accesses of socket\n"
+                 "filters, tc and XDP programs).",
         .flags = {choice_flag({"--patcher"}, "P", "incremental (kernel model, default) or batched",
                               Choices{"patcher", {"incremental", "batched"}}, [&](const std::string& v) { patcher_name = v; }),
                   choice_flag({"--arch"}, "A", "x86_64 (default), arm64, jit32, arm32", arch_choices(),
