@@ -3,7 +3,7 @@
 // percpu_array_map_gen_lookup, array_of_map_gen_lookup (kernel/bpf/arraymap.c).
 #include "bpf/passes/map_lookup_inline.hpp"
 
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 
 namespace patchfuzz::passes {
 
