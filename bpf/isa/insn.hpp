@@ -1,9 +1,8 @@
 #pragma once
 // The instruction as the kernel stores it: the uapi `struct bpf_insn` (linux/bpf.h), used as is.
 // This header adds (a) the encoding constants of encoding.hpp and the per-opcode facts of
-// insn_facts.hpp (both included), (b) small queries
-// that name the shapes the patcher cares about (docs/patching.md §1.2-1.3), and (c) builders that
-// read like assembly, for tests and passes.
+// insn_facts.hpp (both included), (b) small queries that name the shapes the patcher cares about
+// (docs/patching.md §1.2-1.3), and (c) builders that read like assembly, for tests and passes.
 #include <linux/bpf.h>
 
 #include <cstdint>

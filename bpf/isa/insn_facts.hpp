@@ -74,7 +74,9 @@ struct InsnFacts {
     uint8_t op = 0;     // BPF_OP for ALU/ALU64/JMP/JMP32, else 0
     uint8_t mode = 0;   // BPF_MODE for LD/LDX/ST/STX, else 0
     uint8_t bytes = 0;  // memory access width (BPF_SIZE in bytes: 1, 2, 4, 8) for LD/LDX/ST/STX, else 0
-    bool x = false;     // ALU/JMP classes: the second operand is src_reg (BPF_X), not imm (BPF_K)
+    // ALU/JMP classes: the second operand is src_reg (BPF_X), not imm (BPF_K). False for END, whose
+    // BPF_X bit is the byte order (BPF_TO_BE), not an operand.
+    bool x = false;
     bool wide = false;  // ALU64 and JMP: the operation works on 64 bits (ALU and JMP32: 32)
     uint8_t slots = 1;  // insn slots: 2 for ld_imm64 (LD | IMM | DW)
     // ---- control flow -----------------------------------------------------------------------------
@@ -108,7 +110,7 @@ constexpr bool is_comparison(uint8_t op) {
 constexpr InsnFacts alu_facts(uint8_t code) {
     InsnFacts f;
     f.op = BPF_OP(code);
-    f.x = BPF_SRC(code) == BPF_X;
+    f.x = BPF_SRC(code) == BPF_X && f.op != BPF_END;
     f.wide = BPF_CLASS(code) == BPF_ALU64;
     f.def = Def::Dst;
     const uint8_t src = f.x ? kRoleSrc : 0;

@@ -12,6 +12,7 @@
 #include "bpf/isa/insn.hpp"
 #include "bpf/isa/insn_def32.hpp"
 #include "bpf/isa/opcode_table.hpp"
+#include "bpf/program/cfg.hpp"
 
 namespace patchfuzz::isa {
 namespace {
@@ -120,6 +121,7 @@ const Want kWant[] = {
     {0xbf, BPF_ALU64, BPF_MOV,  0,               0, true,  true,  1, 1, Target::None,        false, false, DispField::None,     S,     0,    RegsBy::Code,   Def::Dst,   Def32::No,    false},  // r = r
     {0x87, BPF_ALU64, BPF_NEG,  0,               0, false, true,  1, 1, Target::None,        false, false, DispField::None,     D,     0,    RegsBy::Code,   Def::Dst,   Def32::No,    false},  // r = -r
     {0xd4, BPF_ALU,   BPF_END,  0,               0, false, false, 1, 1, Target::None,        false, false, DispField::None,     0,     0,    RegsBy::Imm,    Def::Dst,   Def32::ByImm, false},  // le16/32/64
+    {0xdc, BPF_ALU,   BPF_END,  0,               0, false, false, 1, 1, Target::None,        false, false, DispField::None,     0,     0,    RegsBy::Imm,    Def::Dst,   Def32::ByImm, false},  // be16/32/64
     {0xd7, BPF_ALU64, BPF_END,  0,               0, false, true,  1, 1, Target::None,        false, false, DispField::None,     0,     0,    RegsBy::Imm,    Def::Dst,   Def32::ByImm, false},  // bswap
     {0x15, BPF_JMP,   BPF_JEQ,  0,               0, false, true,  1, 1, Target::Off,         true,  true,  DispField::Off,      D,     0,    RegsBy::Code,   Def::None,  Def32::No,    false},  // if r == imm
     {0x2d, BPF_JMP,   BPF_JGT,  0,               0, true,  true,  1, 1, Target::Off,         true,  true,  DispField::Off,      D | S, 0,    RegsBy::Code,   Def::None,  Def32::No,    false},  // if r > r
@@ -189,6 +191,36 @@ TEST(InsnFacts, SrcRegDecidesOnlyTheCallAndLdImm64Displacement) {
         EXPECT_EQ(insn_facts(static_cast<uint8_t>(code)).target == Target::CalleeIfSrc, code == (BPF_JMP | BPF_CALL))
             << "code " << code;
     }
+}
+
+// Where control goes, by fall and target, is what the CFG's own walk (insn_successors(), which
+// reads no facts) finds, for every code byte and displacements inside and outside the program.
+TEST(InsnFacts, FallAndTargetAsTheCfgSuccessors) {
+    constexpr uint32_t kPc = 4;
+    Program p = make_program(std::vector<Insn>(12, mov64_imm(0, 0)));
+    for (unsigned code = 0; code < 256; ++code)
+        for (const uint8_t src : {0, 1, 3})
+            for (const int32_t rel : {-5, -1, 0, 2, 6, 9}) {
+                const Insn i = make(static_cast<uint8_t>(code), 2, src, static_cast<int16_t>(rel), rel);
+                p.insns[kPc] = i;
+                const InsnFacts& f = insn_facts(i.code);
+                std::vector<uint32_t> want;  // as insn_successors() orders them: the jump, then the fall-through
+                const auto add = [&](int64_t t) {
+                    if (t >= 0 && t < static_cast<int64_t>(p.len())) want.push_back(static_cast<uint32_t>(t));
+                };
+                bool tables = false;
+                switch (f.target) {
+                    case Target::None: case Target::CalleeIfSrc: break;  // a call comes back to pc + 1
+                    case Target::Off: add(int64_t{kPc} + 1 + i.off); break;
+                    case Target::Imm: add(int64_t{kPc} + 1 + i.imm); break;
+                    case Target::Tables: tables = true; break;
+                }
+                if (f.fall) add(int64_t{kPc} + f.fall);
+                const InsnSuccessors s = insn_successors(p, kPc);
+                SCOPED_TRACE("code " + std::to_string(code) + " src " + std::to_string(src) + " rel " + std::to_string(rel));
+                EXPECT_EQ(s.through_tables, tables);
+                EXPECT_EQ(std::vector<uint32_t>(s.pcs.begin(), s.pcs.begin() + s.count), want);
+            }
 }
 
 // ---- the legal encodings ---------------------------------------------------------------------------
