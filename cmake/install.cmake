@@ -33,7 +33,7 @@ target_include_directories(patchfuzz_reference_patcher INTERFACE
                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/patchfuzz/reference>)
 set_target_properties(patchfuzz_reference_patcher PROPERTIES EXPORT_NAME reference_patcher)
 set(PATCHFUZZ_REFERENCE_ARCHIVES patchfuzz_plugin_convert patchfuzz_patch patchfuzz_isa patchfuzz_util)
-foreach(h bpf/isa/insn.hpp bpf/program/program.hpp bpf/patch/patch.hpp harness/plugin/pf_convert.hpp)
+foreach(h bpf/isa/insn.hpp bpf/isa/encoding.hpp bpf/isa/insn_facts.hpp bpf/program/program.hpp bpf/patch/patch.hpp harness/plugin/pf_convert.hpp)
   get_filename_component(d ${h} DIRECTORY)
   install(FILES ${PATCHFUZZ_SOURCE_ROOT}/${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/patchfuzz/reference/${d})
 endforeach()

@@ -23,7 +23,7 @@
 #include "bpf/isa/insn_def32.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/interp/ctx_image.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/util/check.hpp"
 #include "bpf/util/hex.hpp"
 
@@ -124,7 +124,7 @@ DInsn DecodedCode::decode_one(uint32_t pc, std::string& why) {
                 else why = "invalid movsx offset " + std::to_string(i.off);
                 return d;
             }
-            if (o == BPF_MOV && x && w64 && i.off == passes::kAddrPercpuOff) {
+            if (o == BPF_MOV && x && w64 && i.off == isa::kAddrPercpuOff) {
                 d.op = MOVPERCPU;  // BPF_MOV64_PERCPU_REG
                 return d;
             }
@@ -336,63 +336,71 @@ constexpr uint64_t insn_byte(unsigned k, uint8_t v) {
 constexpr uint64_t kOffBits = insn_byte(2, 0xff) | insn_byte(3, 0xff);
 constexpr uint64_t kImmBits = insn_byte(4, 0xff) | insn_byte(5, 0xff) | insn_byte(6, 0xff) | insn_byte(7, 0xff);
 
+// The table, from the opcode facts (isa/insn_facts.hpp): the DInsn op each opcode decodes to when
+// its code byte decides it, and INVALID (decode_one) for every other.
 constexpr std::array<FastDecode, 256> make_fast_decode() {
     std::array<FastDecode, 256> t{};
     for (unsigned c = 0; c < 256; ++c) {
-        const uint8_t cls = c & 0x07, o = c & 0xf0, mode = c & 0xe0, size = c & 0x18;
-        const int sz = size == BPF_B ? 0 : size == BPF_H ? 1 : size == BPF_W ? 2 : 3;  // as decode_one
-        const bool x = (c & BPF_X) != 0;
+        const isa::InsnFacts& k = isa::kInsnFacts[c];
+        // log2 of the access width: 0 for B .. 3 for DW (as decode_one)
+        const int sz = k.bytes == 1 ? 0 : k.bytes == 2 ? 1 : k.bytes == 4 ? 2 : 3;
+        const bool alu = k.cls == BPF_ALU || k.cls == BPF_ALU64;
+        const bool jmp = k.cls == BPF_JMP || k.cls == BPF_JMP32;
         FastDecode& f = t[c];
         uint8_t op = INVALID, aux = 0;
         uint8_t needs_zero = 0;  // kSrc or not
         uint64_t zero_bits = 0;
-        if (cls == BPF_ALU || cls == BPF_ALU64) {
+        if (alu) {
             // Not END (decoded from imm). DIV/MOD are unsigned with off 0 (1: signed), MOV X is a
             // plain move with off and imm 0 (else movsx, percpu, zext).
-            const bool w64 = cls == BPF_ALU64;
-            const int base = alu_base(o, false);
-            if (o == BPF_NEG) {
-                op = w64 ? NEG64 : NEG32;
+            const int base = alu_base(k.op, false);
+            if (k.op == BPF_NEG) {
+                op = k.wide ? NEG64 : NEG32;
             } else if (base >= 0) {
-                if (o == BPF_DIV || o == BPF_MOD) zero_bits = kOffBits;
-                if (o == BPF_MOV && x) zero_bits = kOffBits | kImmBits;
-                op = static_cast<uint8_t>(base + (w64 ? 0 : 2) + (x ? 1 : 0));
-                const bool shift = o == BPF_LSH || o == BPF_RSH || o == BPF_ARSH;
-                f.imm_mask = shift ? (w64 ? 63 : 31) : 0xffffffff;
+                if (k.op == BPF_DIV || k.op == BPF_MOD) zero_bits = kOffBits;
+                if (k.op == BPF_MOV && k.x) zero_bits = kOffBits | kImmBits;
+                op = static_cast<uint8_t>(base + (k.wide ? 0 : 2) + (k.x ? 1 : 0));
+                const bool shift = k.op == BPF_LSH || k.op == BPF_RSH || k.op == BPF_ARSH;
+                f.imm_mask = shift ? (k.wide ? 63 : 31) : 0xffffffff;
             }
-        } else if (cls == BPF_JMP || cls == BPF_JMP32) {
-            // Not gotol (JMP32 JA: imm is the offset) nor a call with a src (local or kfunc).
-            const int base = cond_jump_base(o);
-            f.jump_mask = ~uint64_t{0};
+        } else if (jmp) {
+            // The jumps by `off` whose op the code decides (conditional jumps, ja, may_goto), and
+            // the insns that jump nowhere in the program (exit, gotox, tail call, callx, a helper
+            // call: src 0). Not gotol (imm) nor a call with a src (local or kfunc).
+            const int base = cond_jump_base(k.op);
             if (base >= 0) {
-                op = static_cast<uint8_t>(base + (cls == BPF_JMP ? 0 : 2) + (x ? 1 : 0));
+                op = static_cast<uint8_t>(base + (k.wide ? 0 : 2) + (k.x ? 1 : 0));
             } else if (c == (BPF_JMP | BPF_JA | BPF_K)) {
                 op = JA;
-            } else if (cls == BPF_JMP && o == BPF_JCOND) {
-                op = MAY_GOTO;
-            } else {
-                f.jump_mask = 0;
+            } else if (k.wide && k.op == BPF_JCOND) {
+                op = MAY_GOTO;  // (K or X, as decode_one)
+            } else if (k.wide) {
                 if (c == (BPF_JMP | BPF_JA | BPF_X)) op = GOTOX;
-                if (cls == BPF_JMP && o == BPF_EXIT) op = EXIT;
-                if (cls == BPF_JMP && o == isa::kOpTailCall) op = TAIL_CALL;
+                if (k.op == BPF_EXIT) op = EXIT;
+                if (k.op == isa::kOpTailCall) op = TAIL_CALL;
                 if (c == (BPF_JMP | BPF_CALL | BPF_X)) op = CALLX;
                 if (c == (BPF_JMP | BPF_CALL | BPF_K)) {
                     op = CALL_HELPER;  // src 0
                     needs_zero = FastDecode::kSrc;
                 }
             }
-        } else if (cls == BPF_LDX) {
-            if (mode == BPF_MEM) op = static_cast<uint8_t>(LDXB + sz);
-            if (mode == BPF_MEMSX && sz < 3) op = static_cast<uint8_t>(LDSXB + sz);
-            if (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx || mode == isa::kModeProbeMem32) {
-                op = LDX_PROBE;
-                aux = static_cast<uint8_t>((1u << sz) | (mode == isa::kModeProbeMemSx && sz < 3 ? 0x80 : 0));
+            // The ops above that jump do so by `off`, as the facts say.
+            if (base >= 0 || op == JA || op == MAY_GOTO) {
+                if (k.target != isa::Target::Off) throw "a decoded jump the opcode facts do not make one by off";
+                f.jump_mask = ~uint64_t{0};
             }
-        } else if (cls == BPF_ST && mode == isa::kModeNospec) {
+        } else if (k.cls == BPF_LDX) {
+            if (k.mode == BPF_MEM) op = static_cast<uint8_t>(LDXB + sz);
+            if (k.mode == BPF_MEMSX && sz < 3) op = static_cast<uint8_t>(LDSXB + sz);
+            if (k.mode == isa::kModeProbeMem || k.mode == isa::kModeProbeMemSx || k.mode == isa::kModeProbeMem32) {
+                op = LDX_PROBE;
+                aux = static_cast<uint8_t>((1u << sz) | (k.mode == isa::kModeProbeMemSx && sz < 3 ? 0x80 : 0));
+            }
+        } else if (k.cls == BPF_ST && k.mode == isa::kModeNospec) {
             op = NOP;
-        } else if ((cls == BPF_ST || cls == BPF_STX) && (mode == BPF_MEM || mode == isa::kModeProbeMem32)) {
-            op = static_cast<uint8_t>((cls == BPF_ST ? STB : STXB) + sz);
-        } else if (cls == BPF_STX && (mode == BPF_ATOMIC || mode == isa::kModeProbeAtomic)) {
+        } else if ((k.cls == BPF_ST || k.cls == BPF_STX) && (k.mode == BPF_MEM || k.mode == isa::kModeProbeMem32)) {
+            op = static_cast<uint8_t>((k.cls == BPF_ST ? STB : STXB) + sz);
+        } else if (k.cls == BPF_STX && (k.mode == BPF_ATOMIC || k.mode == isa::kModeProbeAtomic)) {
             op = ATOMIC;
             aux = static_cast<uint8_t>(1u << sz);
         }
@@ -544,7 +552,7 @@ void DecodedCode::decode_common_ldimm64(uint32_t pc, DInsn& d) const {
     d.imm = i.imm;   // map index (read unsigned when executed)
     // bpf-next: the rewritten form of a per-CPU array value (do_misc_fixups row i) is recognised
     // by the BPF_MOV64_PERCPU_REG right after the pair.
-    d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) && prog_.insns[pc + 2].off == passes::kAddrPercpuOff &&
+    d.aux = pc + 2 < n && prog_.insns[pc + 2].code == (BPF_ALU64 | BPF_MOV | BPF_X) && prog_.insns[pc + 2].off == isa::kAddrPercpuOff &&
             prog_.insns[pc + 2].dst_reg == i.dst_reg && prog_.insns[pc + 2].src_reg == i.dst_reg;
 }
 

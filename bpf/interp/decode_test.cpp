@@ -10,7 +10,7 @@
 #include "bpf/interp/decode_check.hpp"
 #include "bpf/interp/interp.hpp"
 #include "bpf/isa/insn.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 
 namespace patchfuzz::interp {
 namespace {
@@ -22,7 +22,7 @@ TEST(InterpDecode, ShortcutsDecodeAsTheGeneralDecoder) {
     // pseudo src (1-6).
     const uint8_t regs[][2] = {{0, 0}, {1, 2}, {3, 3}, {10, 0}, {11, 11}, {12, 1}, {0, 12}, {2, 1}, {0, 4}, {5, 5}, {6, 6}, {15, 15}};
     // offs: the movsx widths, arena/percpu casts, sdiv, in-range and out-of-range jumps.
-    const int16_t offs[] = {0, 1, -1, 8, 16, 32, -2, 5, 3, passes::kAddrPercpuOff, 30000, -30000};
+    const int16_t offs[] = {0, 1, -1, 8, 16, 32, -2, 5, 3, isa::kAddrPercpuOff, 30000, -30000};
     // imms: byte swap widths, zext's 1, shift counts beyond the width, map/func pseudo values.
     const int32_t imms[] = {0, 1, 16, 32, 64, -1, 63, 200, -3, 3, -70000, 70000};
     for (unsigned code = 0; code < 256; ++code) {
@@ -59,8 +59,8 @@ TEST(InterpDecode, ShortcutsDecodeAsTheGeneralDecoder) {
 TEST(InterpDecode, LdImm64PairsAndLocalCalls) {
     // The contexts the decode of these reads: the insn after a map value's pair (a per-CPU move of
     // its register, or of another), the second slot of an invalid pair, calls to either end.
-    const Insn percpu = isa::make(BPF_ALU64 | BPF_MOV | BPF_X, 1, 1, passes::kAddrPercpuOff, 0);
-    const Insn other_percpu = isa::make(BPF_ALU64 | BPF_MOV | BPF_X, 2, 2, passes::kAddrPercpuOff, 0);
+    const Insn percpu = isa::make(BPF_ALU64 | BPF_MOV | BPF_X, 1, 1, isa::kAddrPercpuOff, 0);
+    const Insn other_percpu = isa::make(BPF_ALU64 | BPF_MOV | BPF_X, 2, 2, isa::kAddrPercpuOff, 0);
     const Program prog = make_program({
         isa::ldimm64_lo(1, BPF_PSEUDO_MAP_VALUE, 0), isa::ldimm64_hi(4), percpu,
         isa::ldimm64_lo(1, BPF_PSEUDO_MAP_IDX_VALUE, 1), isa::ldimm64_hi(8), other_percpu,

@@ -18,7 +18,7 @@
 #include "bpf/interp/interp.hpp"
 #include "bpf/interp/machine.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/util/check.hpp"
 
 namespace patchfuzz::interp::detail {
@@ -241,7 +241,7 @@ bool Machine::call_helper_any(uint32_t pc, int32_t id) {
                 }
                 break;
             }
-            case passes::kInternalHtabLookup: {
+            case isa::kInternalHtabLookup: {
                 // __htab_map_lookup_elem: the element (header + key + value), or NULL.
                 MapModel* m = map_arg(pc, a1, "__htab_map_lookup_elem");
                 if (!m) return false;
@@ -254,7 +254,7 @@ bool Machine::call_helper_any(uint32_t pc, int32_t id) {
                 body = 10;
                 break;
             }
-            case passes::kInternalTimedMayGoto: {
+            case isa::kInternalTimedMayGoto: {
                 // arch_bpf_timed_may_goto: refreshes the budget (BPF_MAX_TIMED_LOOPS) until the
                 // "time slice" ends; time is counted in refreshes so that the total number of
                 // iterations matches the plain countdown's BPF_MAX_LOOPS (deterministic). Preserves R0-R5.
@@ -265,13 +265,13 @@ bool Machine::call_helper_any(uint32_t pc, int32_t id) {
                 if (cost_) cost_->call(CostModel::CallKind::Helper, 6);
                 return true;
             }
-            case passes::kInternalSkbLoad8:
-            case passes::kInternalSkbLoad16:
-            case passes::kInternalSkbLoad32: {
+            case isa::kInternalSkbLoad8:
+            case isa::kInternalSkbLoad16:
+            case isa::kInternalSkbLoad32: {
                 // bpf_skb_load_helper_{8,16,32}_no_cache(skb, int offset), what bpf_gen_ld_abs
                 // calls (net/core/filter.c): the value, or -EFAULT outside the packet. The offset
                 // is the helper's `int`: the low 32 bits of R2.
-                const uint32_t size = id == passes::kInternalSkbLoad8 ? 1 : id == passes::kInternalSkbLoad16 ? 2 : 4;
+                const uint32_t size = id == isa::kInternalSkbLoad8 ? 1 : id == isa::kInternalSkbLoad16 ? 2 : 4;
                 uint64_t v = 0;
                 const SkbLoad st = skb_load(a1, static_cast<int32_t>(static_cast<uint32_t>(a2)), size, v);
                 if (st == SkbLoad::NotSkb) {
@@ -282,7 +282,7 @@ bool Machine::call_helper_any(uint32_t pc, int32_t id) {
                 body = 8;
                 break;
             }
-            case passes::kInternalPerfSnapshotBranchStack:
+            case isa::kInternalPerfSnapshotBranchStack:
                 // perf_snapshot_branch_stack(entries, cnt): no LBR in our model, so it writes no
                 // entry and returns 0 (as on a CPU without branch snapshot support).
                 ret = 0;

@@ -25,7 +25,7 @@
 #include "bpf/interp/machine.hpp"
 #include "bpf/interp/memory.hpp"
 #include "bpf/isa/insn.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/util/check.hpp"
 #include "bpf/util/hex.hpp"
 
@@ -92,7 +92,7 @@ void Machine::clock_effect(uint64_t v) { effects_.add(kClockPrefix, v); }
 
 // Loads from addresses outside every region that the kernel's inlines read: jiffies_64.
 bool Machine::special_load(uint64_t addr, uint32_t size, uint64_t& out) {
-    if (addr == passes::kJiffiesAddr && size == 8) {
+    if (addr == isa::kJiffiesAddr && size == 8) {
         out = clock_read();
         return true;
     }
@@ -103,7 +103,7 @@ bool Machine::special_load(uint64_t addr, uint32_t size, uint64_t& out) {
 // region in the offset; the pcpu_hot offsets of internal_calls.hpp land in the pcpu region.
 uint64_t Machine::percpu_addr(uint64_t v) const {
     if (v >= kPercpuBase && v - kPercpuBase < (uint64_t{1} << 44)) return kRegionBase + (v - kPercpuBase);
-    const uint64_t lo = static_cast<uint64_t>(passes::kPcpuCurrentTask);
+    const uint64_t lo = static_cast<uint64_t>(isa::kPcpuCurrentTask);
     if (v >= lo && v < lo + 16) return Memory::addr(kRegionPcpu, static_cast<uint32_t>(v - lo));
     return v + 0x5a5a000000000000ULL;  // garbage in, an unmapped address out
 }

@@ -19,7 +19,7 @@
 #include "bpf/interp/memory.hpp"
 #include "bpf/interp/same_result.hpp"
 #include "bpf/isa/insn.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/interp/interp_test_util.hpp"
 
 namespace patchfuzz::interp {

@@ -21,7 +21,7 @@
 #include "bpf/interp/memory.hpp"
 #include "bpf/interp/same_result.hpp"
 #include "bpf/isa/insn.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/interp/interp_test_util.hpp"
 
 namespace patchfuzz::interp {
@@ -513,7 +513,7 @@ TEST(InterpMapInMap, HashOfMapsLookupAndElementLayout) {
         EXPECT_EQ(r.maps[0], (std::vector<MapEntry>{MapEntry{{1, 0, 0, 0}, {2, 0, 0, 0}}}));
     }
     // __htab_map_lookup_elem gives the element; the pointer is 48 + round_up(4, 8) = 56 bytes in.
-    Program p = outer_lookup(BPF_MAP_TYPE_HASH_OF_MAPS, 1, passes::kInternalHtabLookup);
+    Program p = outer_lookup(BPF_MAP_TYPE_HASH_OF_MAPS, 1, isa::kInternalHtabLookup);
     p.insns.back() = ldx(BPF_DW, 0, 0, 56);
     p.insns.push_back(exit_insn());
     p.aux.resize(p.insns.size());
@@ -625,12 +625,12 @@ TEST(InterpLdAbs, SkbLoadHelpersReturnTheValueOrEfault) {
     auto call = [](int32_t id, uint64_t off) {
         return execute(make_program(cat(ld64(2, off), {call_helper(id), exit_insn()})), packet8(), arch_x86_64());
     };
-    EXPECT_EQ(call(passes::kInternalSkbLoad8, 3).r0, 0x78u);
-    EXPECT_EQ(call(passes::kInternalSkbLoad16, 3).r0, 0x789au);
-    EXPECT_EQ(call(passes::kInternalSkbLoad32, 4).r0, 0x9abcdef0u);
-    EXPECT_EQ(call(passes::kInternalSkbLoad32, 5).r0, static_cast<uint64_t>(-14));
-    EXPECT_EQ(call(passes::kInternalSkbLoad8, 0xffffffffULL).r0, static_cast<uint64_t>(-14));  // int offset -1
-    EXPECT_EQ(call(passes::kInternalSkbLoad8, 0x100000001ULL).r0, 0x34u);                     // int offset 1
+    EXPECT_EQ(call(isa::kInternalSkbLoad8, 3).r0, 0x78u);
+    EXPECT_EQ(call(isa::kInternalSkbLoad16, 3).r0, 0x789au);
+    EXPECT_EQ(call(isa::kInternalSkbLoad32, 4).r0, 0x9abcdef0u);
+    EXPECT_EQ(call(isa::kInternalSkbLoad32, 5).r0, static_cast<uint64_t>(-14));
+    EXPECT_EQ(call(isa::kInternalSkbLoad8, 0xffffffffULL).r0, static_cast<uint64_t>(-14));  // int offset -1
+    EXPECT_EQ(call(isa::kInternalSkbLoad8, 0x100000001ULL).r0, 0x34u);                     // int offset 1
 }
 
 // ---- bpf_get_branch_snapshot -------------------------------------------------------------------
@@ -650,7 +650,7 @@ TEST(InterpBranchSnapshot, NoEntriesEnoentFlagsEinval) {
         EXPECT_EQ(r.stack, std::vector<uint8_t>(kStackSize, 0x5a));
     }
     // perf_snapshot_branch_stack: no LBR, no entries.
-    EXPECT_EQ(execute(make_program({mov64_imm(0, 7), call_helper(passes::kInternalPerfSnapshotBranchStack), exit_insn()}), {},
+    EXPECT_EQ(execute(make_program({mov64_imm(0, 7), call_helper(isa::kInternalPerfSnapshotBranchStack), exit_insn()}), {},
                       arch_x86_64())
                   .r0,
               0u);

@@ -18,7 +18,7 @@
 #include "bpf/interp/ctx_image.hpp"
 #include "bpf/interp/interp.hpp"
 #include "bpf/interp/machine.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/util/check.hpp"
 
 namespace patchfuzz::interp {
@@ -87,7 +87,7 @@ bool Machine::build_setup() {
     // pcpu_hot: current_task at +0, cpu_number at +12 (offsets of internal_calls.hpp).
     uint32_t pcpu = mem_.add(16, RegionKind::Ctx, false);
     store_le(mem_.region(pcpu).data, 8, kKsymBase + 0x100000);
-    store_le(mem_.region(pcpu).data + (passes::kPcpuCpuNumber - passes::kPcpuCurrentTask), 4, in_.cpu);
+    store_le(mem_.region(pcpu).data + (isa::kPcpuCpuNumber - isa::kPcpuCurrentTask), 4, in_.cpu);
     keep_models(prog_.maps.size());
     for (size_t i = 0; i < prog_.maps.size(); ++i) {
         if (i < maps_.size()) maps_[i].remake(prog_.maps[i], mem_);

@@ -1,52 +1,18 @@
 #pragma once
 // The instruction as the kernel stores it: the uapi `struct bpf_insn` (linux/bpf.h), used as is.
-// This header adds (a) the encodings newer than the 6.1 uapi headers on Debian 12 and the
-// kernel-internal ones (include/linux/filter.h), guarded so a newer uapi wins, (b) small queries
-// that name the shapes the patcher cares about (docs/patching.md §1.2-1.3), and (c) builders that
-// read like assembly, for tests and passes.
+// This header adds (a) the encoding constants of encoding.hpp and the per-opcode facts of
+// insn_facts.hpp (both included), (b) small queries that name the shapes the patcher cares about
+// (docs/patching.md §1.2-1.3), and (c) builders that read like assembly, for tests and passes.
 #include <linux/bpf.h>
 
 #include <cstdint>
 
+#include "bpf/isa/encoding.hpp"
+#include "bpf/isa/insn_facts.hpp"
+
 namespace patchfuzz::isa {
 
 using Insn = ::bpf_insn;
-
-// ---- encodings missing from the Debian 12 (6.1) uapi header -------------------------------------
-#ifndef BPF_MEMSX
-#define BPF_MEMSX 0x80  // sign-extending load mode (cpu v4)
-#endif
-#ifndef BPF_JCOND
-#define BPF_JCOND 0xe0  // JMP|JCOND: may_goto
-#endif
-#ifndef BPF_MAY_GOTO
-#define BPF_MAY_GOTO 0  // src_reg of JCOND
-#endif
-#ifndef BPF_LOAD_ACQ
-#define BPF_LOAD_ACQ 0x100  // atomic imm: load-acquire
-#endif
-#ifndef BPF_STORE_REL
-#define BPF_STORE_REL 0x110  // atomic imm: store-release
-#endif
-
-// Kernel-internal encodings (include/linux/filter.h); never accepted from user space.
-inline constexpr uint8_t kOpTailCall = 0xf0;       // BPF_TAIL_CALL: JMP|0xf0
-inline constexpr uint8_t kModeProbeMem = 0x20;     // BPF_PROBE_MEM (LDX)
-inline constexpr uint8_t kModeProbeMemSx = 0x40;   // BPF_PROBE_MEMSX (LDX)
-inline constexpr uint8_t kModeProbeMem32 = 0xa0;   // BPF_PROBE_MEM32 (arena)
-inline constexpr uint8_t kModeProbeMem32Sx = 0x20; // unused here; named for completeness of the table
-inline constexpr uint8_t kModeProbeAtomic = 0xe0;  // BPF_PROBE_ATOMIC
-inline constexpr uint8_t kModeNospec = 0xc0;       // BPF_NOSPEC: ST|NOSPEC = 0xc2, the speculation barrier
-// BPF_REG_AX: MAX_BPF_REG in torvalds include/linux/filter.h (= 11). Trees with BPF_REG_PARAMS
-// differ (docs/patching.md §1.1); we model the torvalds numbering.
-inline constexpr uint8_t kRegAx = 11;
-inline constexpr uint8_t kRegFp = 10;
-inline constexpr int32_t kMaxLoops = 8 * 1024 * 1024;  // BPF_MAX_LOOPS (include/linux/bpf.h)
-inline constexpr int32_t kMaxTimedLoops = 0xffff;      // BPF_MAX_TIMED_LOOPS
-inline constexpr uint32_t kInsnDeleted = 0xffffffffu;  // INSN_DELETED (insn-array entries)
-// BPF_MAP_TYPE_INSN_ARRAY is newer than the 6.1 uapi that builds us: its number in the kernel's
-// enum bpf_map_type (after BPF_MAP_TYPE_ARENA, 33).
-inline constexpr uint32_t kMapTypeInsnArray = 34;
 
 // ---- field access -------------------------------------------------------------------------------
 constexpr uint8_t cls(const Insn& i) { return i.code & 0x07; }
@@ -75,21 +41,18 @@ constexpr bool is_zext_marker(const Insn& i) {
 }
 // bpf_insn_is_cond_jump (fixups.c): any JMP32 op except JA; any JMP op except JA/EXIT/CALL
 // (includes JCOND and the internal tail call).
-constexpr bool is_cond_jump(const Insn& i) {
-    if (cls(i) == BPF_JMP32) return op(i) != BPF_JA;
-    if (cls(i) == BPF_JMP) return op(i) != BPF_JA && op(i) != BPF_EXIT && op(i) != BPF_CALL;
-    return false;
-}
+constexpr bool is_cond_jump(const Insn& i) { return kInsnFacts[i.code].cond_jump; }
 
 // What a relative transfer stores its displacement in (docs/patching.md §1.2).
 enum class RelField { None, Off16, Imm32 };
-// Which displacement field bpf_adj_branches() would adjust for this insn (None: not relative).
+// Which displacement field bpf_adj_branches() would adjust for this insn (None: not relative), as
+// the opcode facts say it (InsnFacts::disp, with src_reg for a call or an ld_imm64).
 constexpr RelField relative_field(const Insn& i) {
-    if (is_pseudo_func(i)) return RelField::Imm32;
-    if (!is_jmp_class(i) || is_exit(i)) return RelField::None;
-    if (is_call(i)) return is_pseudo_call(i) ? RelField::Imm32 : RelField::None;
-    if (is_gotol(i)) return RelField::Imm32;
-    return RelField::Off16;
+    switch (disp_field(i.code, i.src_reg)) {
+        case DispField::Off: return RelField::Off16;
+        case DispField::Imm: return RelField::Imm32;
+        default: return RelField::None;
+    }
 }
 constexpr int64_t displacement(const Insn& i) {
     switch (relative_field(i)) {

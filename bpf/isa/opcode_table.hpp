@@ -5,7 +5,9 @@
 // code byte; they are then told apart by a field with a fixed value (the call's src_reg, the atomic
 // op in imm, movsx's off, ...). Everything that decides "is this encoding legal" lives here: the
 // validator, the disassembler/assembler round-trip tests and the 256-opcode sweep are all driven
-// by this table, so a new encoding is one new row.
+// by this table, so a new encoding is one new row. What an opcode byte means (its control flow,
+// the registers it reads and defines, ...) is insn_facts.hpp's table; insn_facts_test holds the
+// two to each other.
 //
 // Sources of the rules: kernel/bpf/verifier.c (resolve_pseudo_ldimm64, check_alu_op, check_mem_insn,
 // check_atomic, do_check's "reserved fields" checks, check_subprogs), include/linux/filter.h

@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 
 namespace patchfuzz::passes {
 

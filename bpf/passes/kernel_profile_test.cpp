@@ -3,7 +3,7 @@
 // is written by hand from those observations.
 #include <cerrno>
 
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/passes_test_util.hpp"
 

@@ -1,7 +1,7 @@
 // Models bpf_gen_ld_abs() (net/core/filter.c), written from docs/patching.md §5.3 row f.
 #include "bpf/passes/ld_abs.hpp"
 
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 
 namespace patchfuzz::passes {
 

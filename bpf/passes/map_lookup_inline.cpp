@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 
 namespace patchfuzz::passes {
 

@@ -15,7 +15,7 @@ namespace patchfuzz::passes {
 // per-CPU hash 5 (needs supports_percpu_insn), array 8 / 7 (bypass_spec_v1), per-CPU array 10 / 9
 // (needs percpu insn, not BPF_F_INNER_MAP), array of maps 10 / 9. Array shapes index with a shift
 // when round_up(value_size, 8) is a power of two, else with a multiply. Internal calls and layout
-// constants: bpf/passes/internal_calls.hpp.
+// constants: bpf/isa/internal_calls.hpp.
 std::vector<isa::Insn> emit_map_lookup_inline(const MapDef& map, const ArchProfile& arch);
 
 }  // namespace patchfuzz::passes

@@ -17,7 +17,7 @@
 
 #include "bpf/passes/div_mod_guard.hpp"
 #include "bpf/passes/helper_call_inlines.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/passes/ld_abs.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
 #include "bpf/passes/misc_fixups_opcodes.hpp"

@@ -16,21 +16,23 @@
 namespace patchfuzz::passes {
 
 // Whether a row other than b may act on an insn with opcode `code`: the rows' opcode tests alone,
-// in the chain's order.
+// in the chain's order, asked of the opcode facts (isa/insn_facts.hpp).
 constexpr bool misc_fixups_row_opcode(uint8_t code) {
     using namespace isa;
-    const Insn in = make(code, 0, 0, 0, 0);
-    return code == (BPF_ALU64 | BPF_MOV | BPF_X)                                              // a
-           || (is_alu_class(in) && (op(in) == BPF_DIV || op(in) == BPF_MOD))                  // c, d
-           || (cls(in) == BPF_LDX && (mode(in) == kModeProbeMem || mode(in) == kModeProbeMemSx))  // e
-           || (cls(in) == BPF_LD && (mode(in) == BPF_ABS || mode(in) == BPF_IND))             // f
-           || code == (BPF_ALU64 | BPF_ADD | BPF_X) || code == (BPF_ALU64 | BPF_SUB | BPF_X)  // g
-           || code == (BPF_JMP | BPF_JCOND)                                                   // h, h'
-           || is_ldimm64(in)                                                                  // i
-           || is_call(in);                                                                    // j-z
+    const InsnFacts& f = kInsnFacts[code];
+    const bool alu = f.cls == BPF_ALU || f.cls == BPF_ALU64;
+    return code == (BPF_ALU64 | BPF_MOV | BPF_X)                                                  // a
+           || (alu && (f.op == BPF_DIV || f.op == BPF_MOD))                                       // c, d
+           || (f.cls == BPF_LDX && (f.mode == kModeProbeMem || f.mode == kModeProbeMemSx))        // e
+           || (f.cls == BPF_LD && (f.mode == BPF_ABS || f.mode == BPF_IND))                       // f
+           || code == (BPF_ALU64 | BPF_ADD | BPF_X) || code == (BPF_ALU64 | BPF_SUB | BPF_X)      // g
+           || code == (BPF_JMP | BPF_JCOND)                                                       // h, h'
+           || f.slots == 2                                                                        // i: ld_imm64
+           || code == (BPF_JMP | BPF_CALL);                                                       // j-z
 }
 
-// misc_fixups_row_opcode() for every opcode byte, computed once: the pass asks it for every insn.
+// misc_fixups_row_opcode() for every opcode byte, computed once from the opcode facts: the pass
+// asks it for every insn.
 inline constexpr std::array<bool, 256> kMiscFixupsRowOpcodes = [] {
     std::array<bool, 256> t{};
     for (unsigned c = 0; c < t.size(); ++c) t[c] = misc_fixups_row_opcode(static_cast<uint8_t>(c));

@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "bpf/kfunc/kfunc_table.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/passes/passes_test_util.hpp"
 
 namespace patchfuzz::passes::testing {

@@ -4,7 +4,7 @@
 
 #include "bpf/kfunc/kfunc_table.hpp"
 #include "bpf/passes/div_mod_guard.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
 #include "bpf/passes/passes_test_util.hpp"
 

@@ -35,69 +35,50 @@ constexpr RegMask arg_regs(int count) {
     return m;
 }
 
-// The registers `i` reads as 64-bit values (is_reg64() for SRC_OP).
+// The registers `i` reads as 64-bit values (is_reg64() for SRC_OP): the opcode facts' 64-bit
+// reads, and where they say the fields decide (InsnFacts::regs_by), the fields.
 RegMask read64(const Insn& i) {
-    const uint8_t c = isa::cls(i), o = isa::op(i);
-    const bool x = isa::src_bit(i) != 0;
+    const isa::InsnFacts& k = isa::kInsnFacts[i.code];
     const RegMask dst = bit(i.dst_reg), src = bit(i.src_reg);
-    switch (c) {
-        case BPF_ALU64:
-            if (o == BPF_END) return i.imm == 64 ? dst : 0;  // bswap16/32 read the low half only
-            if (o == BPF_MOV) return x ? src : 0;
-            if (o == BPF_NEG) return dst;
-            return static_cast<RegMask>(dst | (x ? src : 0));
-        case BPF_ALU:
-            return o == BPF_END && i.imm == 64 ? dst : 0;
-        case BPF_JMP:
-            if (o == BPF_EXIT) return bit(0);
-            if (o == BPF_CALL) {
-                if (i.src_reg != 0) return 0;  // bpf-to-bpf and kfunc calls (see the header)
-                return arg_regs(isa::helper_arg_count(i.imm).value_or(kUnknownHelperArgs));
-            }
-            if (o == BPF_JA) return x ? dst : 0;  // gotox: a PTR_TO_INSN
-            if (o == BPF_JCOND || isa::is_tail_call(i)) return 0;
-            return static_cast<RegMask>(dst | (x ? src : 0));
-        case BPF_JMP32:
-            return 0;
-        case BPF_LDX:
-            return src;  // the address
-        case BPF_ST:
-            return dst;  // the address
-        case BPF_STX: {
-            if (isa::mode(i) == BPF_ATOMIC && i.imm == BPF_LOAD_ACQ) return src;  // dst = *(src + off)
-            RegMask m = dst;  // the address
-            if (isa::size(i) == BPF_DW) {
-                m |= src;  // the stored (or exchanged, or added) value
-                // cmpxchg compares R0 with the old value: all of it for a 64-bit cmpxchg
-                if (isa::mode(i) == BPF_ATOMIC && i.imm == BPF_CMPXCHG) m |= bit(0);
-            }
-            return m;
-        }
-        case BPF_LD:
-            if (isa::mode(i) == BPF_IMM) return 0;  // ld_imm64 (and its second slot) reads nothing
-            return static_cast<RegMask>(bit(6) | (isa::mode(i) == BPF_IND ? src : 0));  // LD_ABS/IND: ctx in r6
-        default:
-            return 0;
+    const auto roles = static_cast<RegMask>((k.read64_roles & isa::kRoleDst ? dst : 0) | (k.read64_roles & isa::kRoleSrc ? src : 0));
+    switch (k.regs_by) {
+        case isa::RegsBy::Code:
+            return static_cast<RegMask>(k.read64_fixed | roles);
+        case isa::RegsBy::SrcImm:  // a call: a helper's arguments; bpf-to-bpf and kfunc calls: see the header
+            if (i.src_reg != 0) return 0;
+            return arg_regs(isa::helper_arg_count(i.imm).value_or(kUnknownHelperArgs));
+        case isa::RegsBy::Imm:
+            break;
     }
+    if (k.op == BPF_END) return i.imm == 64 ? dst : 0;  // bswap16/32 read the low half only
+    // an atomic
+    if (k.mode == BPF_ATOMIC && i.imm == BPF_LOAD_ACQ) return src;  // dst = *(src + off)
+    RegMask m = dst;  // the address
+    if (k.bytes == 8) {
+        m |= src;  // the stored (or exchanged, or added) value
+        // cmpxchg compares R0 with the old value: all of it for a 64-bit cmpxchg
+        if (k.mode == BPF_ATOMIC && i.imm == BPF_CMPXCHG) m |= bit(0);
+    }
+    return m;
 }
 
 // The registers whose paths end at `i`: the one it redefines (`def_reg`, def_regno(i)), and R0-R5
 // at any call.
 RegMask ends(const Insn& i, int def_reg) {
     RegMask m = bit(def_reg);
-    if (isa::is_jmp_class(i) && isa::op(i) == BPF_CALL) m |= kCallClobbered;
+    if (isa::kInsnFacts[i.code].clobbers_caller_saved) m |= kCallClobbered;
     return m;
 }
 RegMask ends(const Insn& i) { return ends(i, def_regno(i)); }
 
-// ---- the same facts by opcode ---------------------------------------------------------------------
-// zext_gaps() decodes every insn of every generated program, and read64(), def_regno() and
-// insn_successors() each branch through the class and op again. For nearly every opcode byte the
-// answers follow from the byte alone plus the register fields, so they are looked up in a table
-// built at compile time; only the opcodes whose answer depends on imm or src_reg take the
-// functions above (END: the width; atomics: the operation), or for calls, a table of the helpers'
-// arguments (decode_call()). The tables are tested against those functions and insn_successors()
-// for every opcode byte (zext_marks_test.cpp).
+// ---- the same facts by opcode, packed ---------------------------------------------------------------
+// zext_gaps() decodes every insn of every generated program. For nearly every opcode byte the
+// answers follow from the opcode facts plus the register fields, so the decode reads a packed
+// view of the facts (kOpFacts below, computed from isa::kInsnFacts at compile time); only the
+// opcodes whose answer depends on imm or src_reg take the functions above (END: the width;
+// atomics: the operation), or for calls, a table of the helpers' arguments (decode_call()). The
+// view is tested against those functions and insn_successors() for every opcode byte
+// (zext_marks_test.cpp).
 
 // Where a jump goes, the jump cases of insn_successors(): nowhere (not a jump), pc + 1 + off,
 // pc + 1 + imm (gotol), or through the jump tables (gotox).
@@ -138,88 +119,27 @@ struct OpRules {
     bool cond = false;  // a conditional jump by `off` (not may_goto): one the verifier may decide
 };
 
+// The opcode facts (isa/insn_facts.hpp) as masks: a role's kAny masks the register of its field.
 constexpr OpRules op_rules(uint8_t code) {
-    const uint8_t c = BPF_CLASS(code), o = BPF_OP(code), m = BPF_MODE(code);
-    const RegMask x = BPF_SRC(code) == BPF_X ? kAny : 0;  // the source operand is a register
+    const isa::InsnFacts& k = isa::kInsnFacts[code];
+    const auto role = [&k](uint8_t r) { return k.read64_roles & r ? kAny : RegMask{0}; };
     OpRules f;
-    switch (c) {
-        case BPF_ALU64:
-            f.def_dst = kAny;
-            if (o == BPF_END) {
-                f.by_fields = true;
-            } else if (o == BPF_MOV) {
-                f.src_read = x;
-            } else {
-                f.dst_read = kAny;
-                f.src_read = o == BPF_NEG ? 0 : x;
-            }
-            return f;
-        case BPF_ALU:
-            f.def_dst = kAny;
-            f.by_fields = o == BPF_END;
-            f.def32_dst = kAny;
-            return f;
-        case BPF_JMP:
-            if (code == (BPF_JMP | isa::kOpTailCall)) return f;
-            if (o == BPF_EXIT) {
-                f.fixed_read = bit(0);
-                f.fall = 0;
-            } else if (o == BPF_CALL) {
-                f.by_fields = true;
-                f.clobbered = kCallClobbered;
-            } else if (o == BPF_JA) {
-                f.dst_read = x;  // gotox
-                f.fall = 0;
-                f.jump = x ? Jump::Tables : Jump::Off;
-            } else {
-                if (o != BPF_JCOND) {
-                    f.dst_read = kAny;
-                    f.src_read = x;
-                    f.cond = true;
-                }
-                f.jump = Jump::Off;
-            }
-            return f;
-        case BPF_JMP32:  // no 64-bit reads at all
-            if (o == BPF_EXIT) {
-                f.fall = 0;
-            } else if (o == BPF_CALL) {
-                f.clobbered = kCallClobbered;
-            } else if (o == BPF_JA) {
-                f.fall = 0;
-                f.jump = x ? Jump::Off : Jump::Imm;  // gotol: JMP32 | JA | K
-            } else {
-                f.jump = Jump::Off;
-                f.cond = o != BPF_JCOND;
-            }
-            return f;
-        case BPF_LDX:
-            f.src_read = kAny;
-            f.def_dst = kAny;
-            f.def32_dst = BPF_SIZE(code) != BPF_DW && m != BPF_MEMSX ? kAny : 0;
-            return f;
-        case BPF_ST:
-            f.dst_read = kAny;
-            return f;
-        case BPF_STX:
-            if (m == BPF_ATOMIC || m == isa::kModeProbeAtomic) {
-                f.by_fields = true;
-            } else {
-                f.dst_read = kAny;
-                f.src_read = BPF_SIZE(code) == BPF_DW ? kAny : 0;
-            }
-            return f;
-        default:  // BPF_LD
-            f.def_dst = kAny;
-            if (m != BPF_IMM) {
-                f.def32_dst = kAny;  // LD_ABS / LD_IND load into the low half of R0
-                f.fixed_read = bit(6);
-                f.src_read = m == BPF_IND ? kAny : 0;
-            } else if (code == (BPF_LD | BPF_IMM | BPF_DW)) {
-                f.fall = 2;
-            }
-            return f;
+    f.fixed_read = k.read64_fixed;
+    f.dst_read = role(isa::kRoleDst);
+    f.src_read = role(isa::kRoleSrc);
+    f.clobbered = k.clobbers_caller_saved ? kCallClobbered : RegMask{0};
+    f.def_dst = k.def == isa::Def::Dst ? kAny : RegMask{0};
+    f.def32_dst = k.def32 == isa::Def32::Yes ? kAny : RegMask{0};
+    f.by_fields = k.regs_by != isa::RegsBy::Code || k.def == isa::Def::ByImm || k.def32 == isa::Def32::ByImm;
+    f.fall = k.fall;
+    switch (k.target) {
+        case isa::Target::Off: f.jump = Jump::Off; break;
+        case isa::Target::Imm: f.jump = Jump::Imm; break;
+        case isa::Target::Tables: f.jump = Jump::Tables; break;
+        default: f.jump = Jump::None; break;  // (a bpf-to-bpf call's callee: decode_call(), add_callee_edge())
     }
+    f.cond = k.compares;
+    return f;
 }
 
 // The rules as the decode reads them: the masks packed into lanes for by_table(), and the

@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "bpf/isa/helper_protos.hpp"
 #include "bpf/passes/insn_defs.hpp"
 #include "bpf/util/rng.hpp"
 
@@ -179,6 +180,64 @@ TEST(ZextMarks, AThreadsFirstProgramMayBeEmpty) {
 // reads_reg64(), def_regno(), has_def32(), insn_successors()) for every opcode byte, with register fields,
 // immediates (END widths, atomic operations, helper ids) and offsets that reach both inside and
 // outside the program.
+// is_reg64(insn, regno, NULL, SRC_OP) of kernel/bpf/verifier.c as a mask, written out by class and
+// op without the opcode facts: what reads_reg64() must give.
+uint16_t reference_read64(const Insn& i) {
+    const uint8_t c = cls(i), o = op(i);
+    const bool x = src_bit(i) != 0;
+    const auto dst = static_cast<uint16_t>(1u << i.dst_reg), src = static_cast<uint16_t>(1u << i.src_reg);
+    switch (c) {
+        case BPF_ALU64:
+            if (o == BPF_END) return i.imm == 64 ? dst : 0;  // bswap16/32 read the low half only
+            if (o == BPF_MOV) return x ? src : 0;
+            if (o == BPF_NEG) return dst;
+            return static_cast<uint16_t>(dst | (x ? src : 0));
+        case BPF_ALU: return o == BPF_END && i.imm == 64 ? dst : 0;
+        case BPF_JMP:
+            if (o == BPF_EXIT) return 1;  // R0
+            if (o == BPF_CALL) {
+                if (i.src_reg != 0) return 0;
+                uint16_t m = 0;  // a helper's arguments; an unknown helper all five
+                for (int r = 1; r <= helper_arg_count(i.imm).value_or(5); ++r) m = static_cast<uint16_t>(m | 1u << r);
+                return m;
+            }
+            if (o == BPF_JA) return x ? dst : 0;  // gotox
+            if (o == BPF_JCOND || is_tail_call(i)) return 0;
+            return static_cast<uint16_t>(dst | (x ? src : 0));
+        case BPF_JMP32: return 0;
+        case BPF_LDX: return src;
+        case BPF_ST: return dst;
+        case BPF_STX: {
+            if (mode(i) == BPF_ATOMIC && i.imm == BPF_LOAD_ACQ) return src;
+            uint16_t m = dst;
+            if (size(i) == BPF_DW) {
+                m = static_cast<uint16_t>(m | src);
+                if (mode(i) == BPF_ATOMIC && i.imm == BPF_CMPXCHG) m |= 1;
+            }
+            return m;
+        }
+        default:  // BPF_LD
+            if (mode(i) == BPF_IMM) return 0;
+            return static_cast<uint16_t>(1u << 6 | (mode(i) == BPF_IND ? src : 0));
+    }
+}
+
+TEST(ZextMarks, SixtyFourBitReadsAsIsReg64ForEveryOpcode) {
+    static constexpr int32_t kImms[] = {0, 16, 32, 64, BPF_ADD, BPF_ADD | BPF_FETCH, BPF_XCHG, BPF_CMPXCHG,
+                                        BPF_LOAD_ACQ, BPF_STORE_REL, BPF_FUNC_map_lookup_elem, BPF_FUNC_ktime_get_ns,
+                                        BPF_FUNC_loop, 9999};
+    for (unsigned code = 0; code < 256; ++code)
+        for (uint8_t dst = 0; dst < 16; dst = static_cast<uint8_t>(dst + 3))
+            for (uint8_t src = 0; src < 16; src = static_cast<uint8_t>(src + 2))
+                for (const int32_t imm : kImms) {
+                    const Insn insn = make(static_cast<uint8_t>(code), dst, src, 0, imm);
+                    uint16_t read = 0;
+                    for (int r = 0; r < 16; ++r)
+                        if (reads_reg64(insn, r)) read = static_cast<uint16_t>(read | (1u << r));
+                    ASSERT_EQ(read, reference_read64(insn)) << "code " << code << " dst " << +dst << " src " << +src << " imm " << imm;
+                }
+}
+
 TEST(ZextMarks, TheOpcodeTableAgreesWithTheFunctionsForEveryOpcode) {
     static constexpr uint8_t kRegs[] = {0, 1, 5, 6, 9, 10, 11, 15};
     static constexpr int32_t kImms[] = {0, 1, 3, -1, -3, 16, 32, 64, 40000, BPF_ADD, BPF_ADD | BPF_FETCH,

@@ -27,7 +27,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "bpf/patch/by_opcode.hpp"
+#include "bpf/isa/insn_def32.hpp"
 #include "bpf/patch/index_map.hpp"
 #include "bpf/patch/patch.hpp"
 #include "bpf/patch/patch_rules.hpp"
@@ -266,10 +266,10 @@ private:
         std::copy(prog_.aux.data() + from, prog_.aux.data() + to, aux.data() + written_);
         written_ += to - from;
         // Most insns carry no displacement: the opcode table finds the few that may (jumps,
-        // ld_imm64) and names the field of nearly all of them (by_opcode.hpp).
+        // ld_imm64) and names the field (both from the opcode facts, isa/insn_facts.hpp).
         for (const isa::Insn* in = std::find_if(src + from, src + to, may_adjust); in != src + to;
              in = std::find_if(in + 1, src + to, may_adjust)) {
-            const Field f = adj_field_by_code(*in);
+            const Field f = adj_field(*in);
             if (f == Field::None) continue;
             const uint32_t c = static_cast<uint32_t>(in - src);
             const int64_t d = get_disp(*in, f);
@@ -298,7 +298,7 @@ private:
         const size_t count = p.insns.size();
         for (size_t j = 0; j < count; ++j) {
             slot[j] = ins[j];
-            const Field f = may_adjust(slot[j]) ? adj_field_by_code(slot[j]) : Field::None;
+            const Field f = may_adjust(slot[j]) ? adj_field(slot[j]) : Field::None;
             if (f != Field::None) {
                 const int64_t d = get_disp(slot[j], f);
                 const int64_t local = static_cast<int64_t>(j) + d + 1;
@@ -308,11 +308,11 @@ private:
                 }
             }
             slot_aux[j] = fresh;
-            slot_aux[j].zext_dst = has_def32_by_code(slot[j]);
+            slot_aux[j].zext_dst = isa::insn_has_def32(slot[j]);
         }
         if (p.kind == PatchKind::InsertBefore) {
             slot[len - 1] = prog_.insns[p.pos];
-            const Field f = adj_field_by_code(prog_.insns[p.pos]);
+            const Field f = adj_field(prog_.insns[p.pos]);
             if (f != Field::None) {
                 const int64_t d = get_disp(prog_.insns[p.pos], f);
                 const int64_t t0 = int64_t{p.pos} + 1 + d;
@@ -326,7 +326,7 @@ private:
             }
         }
         slot_aux[len - 1] = orig;
-        slot_aux[len - 1].zext_dst = has_def32_by_code(slot[len - 1]);
+        slot_aux[len - 1].zext_dst = isa::insn_has_def32(slot[len - 1]);
     }
 
     // adjust_jmp_off() overflow: the walk stops at the first overflowing (forward) jump in index

@@ -62,7 +62,7 @@ public:
         const isa::Insn* const insns = prog_.insns.data();
         const auto n = static_cast<uint32_t>(prog_.insns.size());
         for (uint32_t i = 0; i < n; ++i)
-            if (kMayAdjust[insns[i].code]) [[unlikely]]
+            if (may_adjust(insns[i])) [[unlikely]]
                 if (const Field f = adj_field(insns[i]); f != Field::None) jumpers_.push_back(jumper(i, f));
     }
 
@@ -420,7 +420,7 @@ public:
     std::string& warn() { return warn_; }
 
     // adj_field(), the opcode table first: most insns are neither jumps nor ld_imm64.
-    static Field disp_field(const isa::Insn& insn) { return kMayAdjust[insn.code] ? adj_field(insn) : Field::None; }
+    static Field disp_field(const isa::Insn& insn) { return may_adjust(insn) ? adj_field(insn) : Field::None; }
 private:
     // The list entry of the insn at i, whose field is f.
     Jumper jumper(uint32_t i, Field f) const {

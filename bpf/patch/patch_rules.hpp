@@ -2,7 +2,6 @@
 // Instruction classifications both patchers share, stated as the kernel's branch walkers see them
 // (docs/patching.md §2.1, §3.7). Kept in one place so the two patchers cannot disagree on what is
 // relative.
-#include <array>
 #include <cstdint>
 #include <limits>
 
@@ -13,35 +12,28 @@ namespace patchfuzz::patch {
 
 enum class Field : uint8_t { None, Off, Imm };
 
-// Which field bpf_adj_branches() (kernel/bpf/core.c) adjusts: ld_imm64 PSEUDO_FUNC -> imm;
-// JMP/JMP32 class except op EXIT; exactly JMP|CALL only with src PSEUDO_CALL -> imm;
-// exactly JMP32|JA (gotol) -> imm; every other JMP/JMP32 insn (cond jumps, ja, may_goto, gotox,
-// tail call, callx) -> off.
+// Which field bpf_adj_branches() (kernel/bpf/core.c) adjusts: the opcode facts' displacement
+// field (isa::InsnFacts::disp), with src_reg deciding for a call (PSEUDO_CALL) and an ld_imm64
+// (PSEUDO_FUNC). So JMP/JMP32 class except op EXIT -> off, but gotol -> imm and JMP | CALL -> imm
+// for a bpf-to-bpf call only; ld_imm64 PSEUDO_FUNC -> imm.
 constexpr Field adj_field(const isa::Insn& i) {
-    if (isa::is_pseudo_func(i)) return Field::Imm;
-    if (!isa::is_jmp_class(i) || isa::op(i) == BPF_EXIT) return Field::None;
-    if (i.code == (BPF_JMP | BPF_CALL)) return i.src_reg == BPF_PSEUDO_CALL ? Field::Imm : Field::None;
-    if (i.code == (BPF_JMP32 | BPF_JA)) return Field::Imm;
-    return Field::Off;
+    switch (isa::disp_field(i.code, i.src_reg)) {
+        case isa::DispField::Off: return Field::Off;
+        case isa::DispField::Imm: return Field::Imm;
+        default: return Field::None;
+    }
 }
 
-// adj_field(i) != None is only possible for these opcode bytes (ld_imm64, and JMP/JMP32 class
-// but EXIT): a table the walkers test first, since most insns of a program are neither.
-inline constexpr auto kMayAdjust = [] {
-    std::array<bool, 256> t{};
-    for (unsigned code = 0; code < 256; ++code) {
-        const unsigned cls = code & 0x07;
-        t[code] = code == (BPF_LD | BPF_IMM | BPF_DW) ||
-                  ((cls == BPF_JMP || cls == BPF_JMP32) && (code & 0xf0) != BPF_EXIT);
-    }
-    return t;
-}();
+// Whether adj_field() can be other than None for an insn with this opcode byte, whatever its
+// src_reg: the walkers' first test, since most insns of a program are neither jumps nor ld_imm64.
+constexpr bool may_adjust(const isa::Insn& i) { return isa::kInsnFacts[i.code].disp != isa::DispField::None; }
 
 // Which field adjust_jmp_off() (kernel/bpf/fixups.c) matches: JMP/JMP32 class whose op is neither
 // CALL nor EXIT; JMP32|JA uses imm, everything else off. A subset of adj_field().
 constexpr Field jmp_off_field(const isa::Insn& i) {
-    if (!isa::is_jmp_class(i) || isa::op(i) == BPF_CALL || isa::op(i) == BPF_EXIT) return Field::None;
-    return i.code == (BPF_JMP32 | BPF_JA) ? Field::Imm : Field::Off;
+    const isa::InsnFacts& f = isa::kInsnFacts[i.code];
+    if ((f.cls != BPF_JMP && f.cls != BPF_JMP32) || f.op == BPF_CALL) return Field::None;
+    return adj_field(i);  // (src_reg decides nothing for these)
 }
 
 constexpr int64_t get_disp(const isa::Insn& i, Field f) { return f == Field::Off ? i.off : f == Field::Imm ? i.imm : 0; }

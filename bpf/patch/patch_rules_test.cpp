@@ -22,7 +22,7 @@ protected:
     PatchOutcome apply(Program& p, PatchBatch b) { return make_patcher(GetParam())->apply(p, b); }
 };
 
-// The walkers' first test (kMayAdjust) never skips an insn adj_field() would adjust, whatever
+// The walkers' first test (may_adjust()) never skips an insn adj_field() would adjust, whatever
 // its registers; and it lets through no class but ld_imm64 and the jumps.
 TEST(AdjFieldFilter, NeverSkipsAnAdjustedInsn) {
     for (unsigned code = 0; code < 256; ++code)
@@ -31,14 +31,14 @@ TEST(AdjFieldFilter, NeverSkipsAnAdjustedInsn) {
             i.code = static_cast<uint8_t>(code);
             i.src_reg = src & 0xf;
             if (adj_field(i) != Field::None) {
-                EXPECT_TRUE(kMayAdjust[code]) << "code 0x" << std::hex << code;
+                EXPECT_TRUE(may_adjust(i)) << "code 0x" << std::hex << code;
             }
         }
-    EXPECT_TRUE(kMayAdjust[BPF_JMP | BPF_JA]);
-    EXPECT_TRUE(kMayAdjust[BPF_LD | BPF_IMM | BPF_DW]);
-    EXPECT_FALSE(kMayAdjust[BPF_JMP | BPF_EXIT]);
-    EXPECT_FALSE(kMayAdjust[BPF_ALU64 | BPF_MOV | BPF_K]);
-    EXPECT_FALSE(kMayAdjust[BPF_LDX | BPF_MEM | BPF_DW]);
+    EXPECT_TRUE(may_adjust(make(BPF_JMP | BPF_JA, 0, 0, 0, 0)));
+    EXPECT_TRUE(may_adjust(make(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 0)));
+    EXPECT_FALSE(may_adjust(make(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)));
+    EXPECT_FALSE(may_adjust(make(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0)));
+    EXPECT_FALSE(may_adjust(make(BPF_LDX | BPF_MEM | BPF_DW, 0, 0, 0, 0)));
 }
 
 // §4.1-4.5 on one removal of [2, 4) from

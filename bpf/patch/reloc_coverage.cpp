@@ -396,7 +396,7 @@ private:
         const int64_t n = len();
         for (int64_t i = 0; i < n; ++i) {
             const isa::Insn& in = prog_.insns[static_cast<size_t>(i)];
-            if (!kMayAdjust[in.code]) continue;  // most insns: neither a transfer nor an ld_imm64
+            if (!may_adjust(in)) continue;  // most insns: neither a transfer nor an ld_imm64
             const bool wide = isa::is_ldimm64(in);
             if (is_transfer(in)) one_transfer(i, in);
             if (wide) ++i;

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "bpf/asm/disassemble.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 
 namespace patchfuzz::kernel {
 namespace {
@@ -72,9 +72,9 @@ MaskFacts mask_facts(const std::map<std::string, int64_t>& g, std::string_view r
     f.kernel_array_value_off = fact(g, "array_value_off");
     f.kernel_htab_key_off = fact(g, "htab_elem_key_off");
     f.kernel_lru_ref_off = fact(g, "htab_lru_ref_off");
-    f.model_array_value_off = passes::kArrayValueOffset;
-    f.model_htab_key_off = passes::kHtabElemKeyOffset;
-    f.model_lru_ref_off = passes::kHtabElemLruRefOffset;
+    f.model_array_value_off = isa::kArrayValueOffset;
+    f.model_htab_key_off = isa::kHtabElemKeyOffset;
+    f.model_lru_ref_off = isa::kHtabElemLruRefOffset;
     return f;
 }
 
@@ -138,7 +138,7 @@ CompareResult compare_xlated(const std::vector<isa::Insn>& kernel, const Program
             if ((a.code == (BPF_ALU | BPF_MOV | BPF_K) || a.code == (BPF_ALU64 | BPF_MOV | BPF_K)) && i + 1 < k.size() &&
                 j + 1 < m.size()) {  // M5
                 const auto& na = k[i + 1];
-                if (na.code == (BPF_ALU64 | BPF_MOV | BPF_X) && na.off == passes::kAddrPercpuOff && na.dst_reg == a.dst_reg &&
+                if (na.code == (BPF_ALU64 | BPF_MOV | BPF_X) && na.off == isa::kAddrPercpuOff && na.dst_reg == a.dst_reg &&
                     isa::same(na, m[j + 1]))
                     return 2;
             }

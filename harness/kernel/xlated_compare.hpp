@@ -62,7 +62,7 @@ struct MaskFacts {
     int64_t kernel_array_value_off = -1;
     int64_t kernel_htab_key_off = -1;
     int64_t kernel_lru_ref_off = -1;
-    // the model's stand-ins (bpf/passes/internal_calls.hpp)
+    // the model's stand-ins (bpf/isa/internal_calls.hpp)
     int64_t model_array_value_off = -1;
     int64_t model_htab_key_off = -1;
     int64_t model_lru_ref_off = -1;

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 
 namespace patchfuzz::kernel {
 namespace {
@@ -49,7 +49,7 @@ TEST(XlatedCompare, MapIdsMapBackToIndexes) {
 }
 
 TEST(XlatedCompare, HelperCallImmIsMaskedButNotItsRegisters) {
-    Program m = make_program({call_helper(passes::kInternalHtabLookup), exit_insn()});
+    Program m = make_program({call_helper(isa::kInternalHtabLookup), exit_insn()});
     std::vector<Insn> k = m.insns;
     k[0].imm = 290016;  // __htab_map_lookup_elem - __bpf_call_base on 6.12
     auto r = compare_xlated(k, m, {}, facts());
@@ -90,8 +90,8 @@ TEST(XlatedCompare, KernelAddressInLdImm64IsMasked) {
 }
 
 TEST(XlatedCompare, PercpuOffsetBeforePercpuMov) {
-    Insn pcpu = make(BPF_ALU64 | BPF_MOV | BPF_X, 0, 0, passes::kAddrPercpuOff, 0);
-    Program m = make_program({mov32_imm(0, passes::kPcpuCpuNumber), pcpu, ldx(BPF_W, 0, 0, 0), exit_insn()});
+    Insn pcpu = make(BPF_ALU64 | BPF_MOV | BPF_X, 0, 0, isa::kAddrPercpuOff, 0);
+    Program m = make_program({mov32_imm(0, isa::kPcpuCpuNumber), pcpu, ldx(BPF_W, 0, 0, 0), exit_insn()});
     std::vector<Insn> k = m.insns;
     k[0].imm = 217548;
     EXPECT_TRUE(compare_xlated(k, m, {}, facts()).equal);

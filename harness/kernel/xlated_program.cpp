@@ -8,7 +8,7 @@
 #include "bpf/asm/disassemble.hpp"
 #include "bpf/asm/syntax.hpp"
 #include "bpf/passes/ctx_fields.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/util/hex.hpp"
 
 namespace patchfuzz::kernel {
@@ -37,14 +37,14 @@ bool is_array_family(uint32_t map_type) {
 }  // namespace
 
 std::optional<int32_t> helper_of_kernel_symbol(std::string_view s) {
-    // Internal functions the verifier's rewrite calls (bpf/passes/internal_calls.hpp).
+    // Internal functions the verifier's rewrite calls (bpf/isa/internal_calls.hpp).
     static constexpr std::array<std::pair<std::string_view, int32_t>, 6> internal{{
-        {"__htab_map_lookup_elem", passes::kInternalHtabLookup},
-        {"arch_bpf_timed_may_goto", passes::kInternalTimedMayGoto},
-        {"bpf_skb_load_helper_8_no_cache", passes::kInternalSkbLoad8},
-        {"bpf_skb_load_helper_16_no_cache", passes::kInternalSkbLoad16},
-        {"bpf_skb_load_helper_32_no_cache", passes::kInternalSkbLoad32},
-        {"perf_snapshot_branch_stack", passes::kInternalPerfSnapshotBranchStack},
+        {"__htab_map_lookup_elem", isa::kInternalHtabLookup},
+        {"arch_bpf_timed_may_goto", isa::kInternalTimedMayGoto},
+        {"bpf_skb_load_helper_8_no_cache", isa::kInternalSkbLoad8},
+        {"bpf_skb_load_helper_16_no_cache", isa::kInternalSkbLoad16},
+        {"bpf_skb_load_helper_32_no_cache", isa::kInternalSkbLoad32},
+        {"perf_snapshot_branch_stack", isa::kInternalPerfSnapshotBranchStack},
     }};
     for (const auto& [name, id] : internal)
         if (s == name) return id;
@@ -173,8 +173,8 @@ XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& origina
                                                [](const std::string& n) { return n == "jiffies" || n == "jiffies_64"; });
                     if (!jiffies)
                         return failed("unknown-address", hex(v) + " = " + (names->empty() ? "no symbol" : joined(*names)) + " at " + at(k, i));
-                    in.imm = static_cast<int32_t>(static_cast<uint32_t>(passes::kJiffiesAddr));
-                    k[i + 1].imm = static_cast<int32_t>(static_cast<uint32_t>(passes::kJiffiesAddr >> 32));
+                    in.imm = static_cast<int32_t>(static_cast<uint32_t>(isa::kJiffiesAddr));
+                    k[i + 1].imm = static_cast<int32_t>(static_cast<uint32_t>(isa::kJiffiesAddr >> 32));
                 } else if (v >= 0xffff800000000000ULL && !in_original()) {
                     return failed("no-symbols", "kernel address " + hex(v) + " the guest did not name, at " + at(k, i));
                 }
@@ -215,7 +215,7 @@ XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& origina
             if (!id) id = helper_of_kernel_symbol(n);
         if (!id) return failed("unknown-symbol", "call " + joined(*names) + " names no helper of ours, at " + at(k, i));
         in.imm = *id;
-        if (*id != passes::kInternalHtabLookup) continue;
+        if (*id != isa::kInternalHtabLookup) continue;
         // htab_map_gen_lookup's tail: `if r0 == 0 goto; [LRU: r1 = *(u8 *)(r0 + ref); if r1 != 0
         // goto; *(u8 *)(r0 + ref) = 1;] r0 += key_off + round_up(key_size, 8)`.
         bool value_off_seen = false;
@@ -246,12 +246,12 @@ XlatedProgram program_of_xlated(const GuestCaseResult& g, const Program& origina
             if (in.imm == facts.kernel_array_value_off) in.imm = static_cast<int32_t>(facts.model_array_value_off);
         }
         const bool mov_k = in.code == (BPF_ALU | BPF_MOV | BPF_K) || in.code == (BPF_ALU64 | BPF_MOV | BPF_K);
-        if (mov_k && next.code == (BPF_ALU64 | BPF_MOV | BPF_X) && next.off == passes::kAddrPercpuOff &&
+        if (mov_k && next.code == (BPF_ALU64 | BPF_MOV | BPF_X) && next.off == isa::kAddrPercpuOff &&
             next.dst_reg == in.dst_reg && next.src_reg == in.dst_reg) {
             const isa::Insn* load = i + 2 < k.size() ? &k[i + 2] : nullptr;
             const bool deref = load && isa::cls(*load) == BPF_LDX && load->src_reg == in.dst_reg && load->off == 0;
-            if (deref && load->code == (BPF_LDX | BPF_MEM | BPF_W)) in.imm = passes::kPcpuCpuNumber;
-            else if (deref && load->code == (BPF_LDX | BPF_MEM | BPF_DW)) in.imm = passes::kPcpuCurrentTask;
+            if (deref && load->code == (BPF_LDX | BPF_MEM | BPF_W)) in.imm = isa::kPcpuCpuNumber;
+            else if (deref && load->code == (BPF_LDX | BPF_MEM | BPF_DW)) in.imm = isa::kPcpuCurrentTask;
             else return failed("unknown-percpu-offset", "per-CPU offset " + hex(static_cast<uint32_t>(in.imm)) + " at " + at(k, i));
         }
         if (isa::is_ldimm64(in)) i++;

@@ -20,7 +20,7 @@
 //  - kernel object layouts in the map inlines (M3): offsetof(struct bpf_array, value) at the array
 //    inline's `r1 += off; r0 = *(u32 *)(r2 + 0)`, offsetof(struct htab_elem, key) in the `r0 += off`
 //    after __htab_map_lookup_elem and the LRU ref byte there -> the interpreter's memory layout
-//    (bpf/passes/internal_calls.hpp), whose map values sit at those stand-in offsets.
+//    (bpf/isa/internal_calls.hpp), whose map values sit at those stand-in offsets.
 //  - per-CPU offsets (M5): `rX = off; rX = per-CPU(rX); rX = *(u32|u64 *)(rX + 0)` is cpu_number
 //    (u32) or current_task (u64) -> the interpreter's pcpu_hot offsets.
 //  - ctx accesses that convert_ctx_accesses rewrote to the kernel's own structs run on the

@@ -10,7 +10,7 @@
 
 
 #include "bpf/interp/interp.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "harness/case/case_file.hpp"
 #include "harness/kernel/recorded_guest_test_util.hpp"
 #include "harness/kernel/xlated_exec.hpp"
@@ -99,10 +99,10 @@ TEST(XlatedProgram, CallsAreNamedThroughTheGuestsKallsyms) {
             const isa::Insn& in = x.program.insns[pc];
             if (names.empty() || !isa::is_call(in)) continue;
             if (names[0] == "__htab_map_lookup_elem") {
-                EXPECT_EQ(in.imm, passes::kInternalHtabLookup);
+                EXPECT_EQ(in.imm, isa::kInternalHtabLookup);
                 htab++;
             } else if (names[0] == "arch_bpf_timed_may_goto") {
-                EXPECT_EQ(in.imm, passes::kInternalTimedMayGoto);
+                EXPECT_EQ(in.imm, isa::kInternalTimedMayGoto);
                 may_goto++;
             } else {
                 EXPECT_EQ(in.imm, BPF_FUNC_map_update_elem) << names[0];
@@ -148,7 +148,7 @@ TEST(XlatedProgram, ArrayValueOffsetBecomesTheInterpretersLayout) {
         for (size_t pc = 0; pc + 1 < k.size(); pc++)
             if (k[pc].code == (BPF_ALU64 | BPF_ADD | BPF_K) && k[pc].dst_reg == BPF_REG_1 && k[pc].imm == 296 &&
                 k[pc + 1].code == (BPF_LDX | BPF_MEM | BPF_W)) {
-                EXPECT_EQ(x.program.insns[pc].imm, passes::kArrayValueOffset);
+                EXPECT_EQ(x.program.insns[pc].imm, isa::kArrayValueOffset);
                 rewritten++;
             }
     }
@@ -257,13 +257,13 @@ TEST(XlatedProgram, FailuresAreClassified) {
 }
 
 TEST(XlatedProgram, KernelSymbolsNameHelpers) {
-    EXPECT_EQ(helper_of_kernel_symbol("__htab_map_lookup_elem"), passes::kInternalHtabLookup);
+    EXPECT_EQ(helper_of_kernel_symbol("__htab_map_lookup_elem"), isa::kInternalHtabLookup);
     EXPECT_EQ(helper_of_kernel_symbol("htab_lru_map_update_elem"), BPF_FUNC_map_update_elem);
     EXPECT_EQ(helper_of_kernel_symbol("array_map_lookup_elem"), BPF_FUNC_map_lookup_elem);
     EXPECT_EQ(helper_of_kernel_symbol("queue_stack_map_push_elem"), BPF_FUNC_map_push_elem);
     EXPECT_EQ(helper_of_kernel_symbol("bpf_ktime_get_ns"), BPF_FUNC_ktime_get_ns);
     EXPECT_EQ(helper_of_kernel_symbol("bpf_user_rnd_u32"), BPF_FUNC_get_prandom_u32);
-    EXPECT_EQ(helper_of_kernel_symbol("arch_bpf_timed_may_goto"), passes::kInternalTimedMayGoto);
+    EXPECT_EQ(helper_of_kernel_symbol("arch_bpf_timed_may_goto"), isa::kInternalTimedMayGoto);
     EXPECT_FALSE(helper_of_kernel_symbol("kmalloc").has_value());
 }
 

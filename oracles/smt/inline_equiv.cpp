@@ -15,7 +15,7 @@
 #include "bpf/passes/bpf_loop_inline.hpp"
 #include "bpf/passes/div_mod_guard.hpp"
 #include "bpf/passes/helper_call_inlines.hpp"
-#include "bpf/passes/internal_calls.hpp"
+#include "bpf/isa/internal_calls.hpp"
 #include "bpf/passes/iter_inline.hpp"
 #include "bpf/passes/map_lookup_inline.hpp"
 #include "bpf/util/hex.hpp"
@@ -333,18 +333,18 @@ Verdict prove_map_lookup(const MapDef& map, std::span<const isa::Insn> seq, cons
     auto out = run_sequence(ctx, seq, in, arch);
     if (!out) return unsupported(out.error(), arch, "map lookup inline");
     const Term mapp = in.regs[1], key = in.regs[2];
-    const uint64_t hval = static_cast<uint64_t>(passes::kHtabElemKeyOffset) + ((map.key_size + 7u) & ~7u);
+    const uint64_t hval = static_cast<uint64_t>(isa::kHtabElemKeyOffset) + ((map.key_size + 7u) & ~7u);
     const Term zero = ctx.bv(0, 64);
     Term r0;
     Mem ref_mem = in.mem;
     auto htab = [&] {
         // __htab_map_lookup_elem(map, key): the same uninterpreted function the inline's internal call is.
-        return ctx.apply("call_" + std::to_string(passes::kInternalHtabLookup), {in.regs[1], in.regs[2], in.regs[3], in.regs[4], in.regs[5]}, 64);
+        return ctx.apply("call_" + std::to_string(isa::kInternalHtabLookup), {in.regs[1], in.regs[2], in.regs[3], in.regs[4], in.regs[5]}, 64);
     };
     auto array_slot = [&](uint64_t elem) {
         const Term index = zext(load_le(in.mem, key, 32, ctx), 32);
         const Term in_range = ult(index, ctx.bv(map.max_entries, 64));
-        return std::make_pair(in_range, mapp + ctx.bv(static_cast<uint64_t>(passes::kArrayValueOffset), 64) + index * ctx.bv(elem, 64));
+        return std::make_pair(in_range, mapp + ctx.bv(static_cast<uint64_t>(isa::kArrayValueOffset), 64) + index * ctx.bv(elem, 64));
     };
     switch (map.type) {
         case BPF_MAP_TYPE_HASH: {
@@ -355,7 +355,7 @@ Verdict prove_map_lookup(const MapDef& map, std::span<const isa::Insn> seq, cons
         case BPF_MAP_TYPE_LRU_HASH: {
             // htab_lru_map_lookup_elem: marks the element referenced (bpf_lru_node_set_ref) when found.
             const Term e = htab();
-            const Term refb = e + ctx.bv(static_cast<uint64_t>(passes::kHtabElemLruRefOffset), 64);
+            const Term refb = e + ctx.bv(static_cast<uint64_t>(isa::kHtabElemLruRefOffset), 64);
             const Term set = e != zero && mem_read(in.mem, refb) == ctx.bv(0, 8);
             ref_mem = store_le(in.mem, refb, ctx.bv(1, 8), ctx, &set);
             r0 = ite(e == zero, zero, e + ctx.bv(hval, 64));

@@ -25,7 +25,7 @@
 // ALU64|MOV|X with off = kAddrPercpuOff (-1), which turns a per-CPU offset into this CPU's address.
 #include <cstdint>
 
-namespace patchfuzz::passes {
+namespace patchfuzz::isa {
 
 inline constexpr int32_t kInternalCallBase = 0x10000;
 inline constexpr int32_t kInternalHtabLookup = kInternalCallBase + 1;    // __htab_map_lookup_elem
@@ -72,4 +72,4 @@ inline constexpr int16_t kHtabElemLruRefOffset = 35;
 // struct bpf_map's size and cache-line alignment; ours is a fixed, documented stand-in.
 inline constexpr int32_t kArrayValueOffset = 320;
 
-}  // namespace patchfuzz::passes
+}  // namespace patchfuzz::isa
