@@ -33,6 +33,7 @@ foreach(pfk_arch arm64 armhf)
               ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_loader.c
       DEPENDS ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_loader.c ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_batch.h
               ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_btf.h ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_ksyms.h
+              ${PATCHFUZZ_SOURCE_ROOT}/guest/pfk_privilege.h
       COMMENT "cross-compiling the ${pfk_arch} guest loader")
     add_custom_target(pfk-guest-${pfk_arch} ALL DEPENDS ${pfk_out})
   endif()
