@@ -32,6 +32,7 @@
 //    modelled by the incremental patcher, not reproduced by the batched one).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +103,13 @@ public:
 enum class BranchWalk { EveryInsn, Indexed };
 std::unique_ptr<Patcher> make_incremental_patcher(BranchWalk walk = BranchWalk::Indexed);  // incremental_patcher.cpp
 std::unique_ptr<Patcher> make_batched_patcher();      // batched_patcher.cpp
+// The built-in patchers, by id: what a run configuration and a .case hold, parsed once from the
+// name where it is still text.
+enum class PatcherId : uint8_t { Incremental, Batched };
+std::string_view name_of(PatcherId id);
+// nullopt for a name no built-in patcher has.
+std::optional<PatcherId> parse_patcher(std::string_view name);
+std::unique_ptr<Patcher> make_patcher(PatcherId id);
 // "incremental" | "batched"; nullptr for an unknown name.
 std::unique_ptr<Patcher> make_patcher(std::string_view name);
 // The names make_patcher() accepts, in a stable order.

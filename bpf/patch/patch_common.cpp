@@ -61,12 +61,23 @@ std::string validate_batch(const Program& prog, const PatchBatch& batch) {
     return {};
 }
 
-std::vector<std::string_view> patcher_names() { return {"incremental", "batched"}; }
+std::vector<std::string_view> patcher_names() { return {name_of(PatcherId::Incremental), name_of(PatcherId::Batched)}; }
+
+std::string_view name_of(PatcherId id) { return id == PatcherId::Incremental ? "incremental" : "batched"; }
+
+std::optional<PatcherId> parse_patcher(std::string_view name) {
+    for (PatcherId id : {PatcherId::Incremental, PatcherId::Batched})
+        if (name == name_of(id)) return id;
+    return std::nullopt;
+}
+
+std::unique_ptr<Patcher> make_patcher(PatcherId id) {
+    return id == PatcherId::Incremental ? make_incremental_patcher() : make_batched_patcher();
+}
 
 std::unique_ptr<Patcher> make_patcher(std::string_view name) {
-    if (name == "incremental") return make_incremental_patcher();
-    if (name == "batched") return make_batched_patcher();
-    return nullptr;
+    const auto id = parse_patcher(name);
+    return id ? make_patcher(*id) : nullptr;
 }
 
 }  // namespace patchfuzz::patch

@@ -37,7 +37,7 @@ struct Case {
     // options.privileged is always bpf_capable(privilege).
     passes::Privilege privilege = passes::Privilege::Root;
     std::string arch = "x86_64";
-    std::vector<std::string> patchers;   // empty = the runner's default
+    std::vector<patch::PatcherId> patchers;  // `patchers=`; empty = the runner's default
     std::vector<patch::PatchBatch> patches;  // explicit batches: a patcher-only case (no passes)
     std::vector<interp::ExecInput> inputs;
     std::string expect = "pass";         // "pass" or "fail <signature>"

@@ -99,7 +99,7 @@ Case rich_case() {
     c.options.test_rnd_hi32 = true;
     c.options.rnd_hi32_seed = 123456789012345ULL;
     c.options.only = {"bpf_loop", "zext"};
-    c.patchers = {"incremental", "batched"};
+    c.patchers = {patch::PatcherId::Incremental, patch::PatcherId::Batched};
     interp::ExecInput in;
     in.ctx = {0, 1, 2, 0xff};
     in.packet = {0xde, 0xad};
@@ -535,7 +535,7 @@ Case gen_case() {
     c.options.test_rnd_hi32 = *rc::gen::arbitrary<bool>();
     c.options.rnd_hi32_seed = *rc::gen::arbitrary<uint64_t>();
     c.options.only = *rc::gen::container<std::vector<std::string>>(ident());
-    c.patchers = *rc::gen::container<std::vector<std::string>>(ident());
+    c.patchers = *rc::gen::container<std::vector<patch::PatcherId>>(rc::gen::element(patch::PatcherId::Incremental, patch::PatcherId::Batched));
     const auto ni = *rc::gen::inRange<size_t>(0, 3);
     for (size_t i = 0; i < ni; ++i) {
         interp::ExecInput in;

@@ -300,7 +300,12 @@ Status Parser::options(const Section& s, Case& c) const {
                 if (!n) return n.error();
                 c.options.rnd_hi32_seed = *n;
             } else if (k == "patchers") {
-                c.patchers = split_list(*v);
+                c.patchers.clear();
+                for (const std::string& name : split_list(*v)) {
+                    const auto id = patch::parse_patcher(name);
+                    if (!id) return err(l.no, t.col + k.size() + 1, "unknown patcher '" + name + "' (incremental, batched)");
+                    c.patchers.push_back(*id);
+                }
             } else if (k == "seed") {
                 auto n = num<uint64_t>(l, t, *v, "seed");
                 if (!n) return n.error();

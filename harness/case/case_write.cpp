@@ -225,7 +225,11 @@ std::string write_case(const Case& c) {
     if (c.options.nop_removal != passes::InlineFix::Kernel) o << " nop-removal=" << name_in(kInlineFix, c.options.nop_removal);
     o << '\n';
     if (!c.options.only.empty()) o << "passes=" << join(c.options.only, ',') << '\n';
-    if (!c.patchers.empty()) o << "patchers=" << join(c.patchers, ',') << '\n';
+    if (!c.patchers.empty()) {
+        std::vector<std::string> names;
+        for (patch::PatcherId id : c.patchers) names.emplace_back(patch::name_of(id));
+        o << "patchers=" << join(names, ',') << '\n';
+    }
     if (c.seed) o << "seed=" << c.seed << '\n';
     for (const auto& in : c.inputs) {
         o << "-- input\n";

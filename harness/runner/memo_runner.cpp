@@ -244,7 +244,7 @@ CaseReport run_case_memoised(const Case& c, const RunConfig& cfg) {
     // not move them (eleven strings each) again and again. With the passes only counted, most
     // reports keep none.
     if (cfg.keep_passes) report.verdicts.reserve(16);
-    const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
+    const std::vector<std::string> patcher_names = runner_parts::patcher_names_of(c, cfg);
     PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
 
     // Whether a verdict of this outcome is only counted (RunConfig::keep_passes): then it is

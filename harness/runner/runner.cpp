@@ -117,7 +117,7 @@ CaseReport run_case(const Case& c, const RunConfig& cfg) {
 CaseReport run_case_plain(const Case& c, const RunConfig& cfg) {
     CaseReport report;
     ReportSink sink(report, cfg.keep_passes);
-    const std::vector<std::string>& patcher_names = c.patchers.empty() ? cfg.patchers : c.patchers;
+    const std::vector<std::string> patcher_names = patcher_names_of(c, cfg);
     PATCHFUZZ_CHECK(!patcher_names.empty(), "runner needs at least one patcher");
 
     // The oracles, by scope, in the order their verdicts are filed (kAllOracles').

@@ -26,7 +26,7 @@ struct RunConfig {
     // The arch profiles every case is rewritten and judged under, in this order.
     std::vector<ArchProfile> arches{arch_x86_64(), arch_arm64(), arch_jit32()};
     // The first patcher is the reference (the kernel model); every other one is compared with it.
-    std::vector<std::string> patchers{"incremental", "batched"};
+    std::vector<patch::PatcherId> patchers{patch::PatcherId::Incremental, patch::PatcherId::Batched};
     // An external batched patcher loaded with --patcher-lib (owned elsewhere), compared too.
     patch::Patcher* external = nullptr;
     std::string external_name;

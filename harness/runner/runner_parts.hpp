@@ -102,4 +102,14 @@ inline oracles::Evidence case_evidence(const Case& c, std::span<const ArchProfil
     return e;
 }
 
+// The names of the patchers a case runs with (the case's own, else the configuration's): the
+// reference first. The verdicts and the exec oracle name them.
+inline std::vector<std::string> patcher_names_of(const Case& c, const RunConfig& cfg) {
+    const std::vector<patch::PatcherId>& ids = c.patchers.empty() ? cfg.patchers : c.patchers;
+    std::vector<std::string> names;
+    names.reserve(ids.size());
+    for (patch::PatcherId id : ids) names.emplace_back(patch::name_of(id));
+    return names;
+}
+
 }  // namespace patchfuzz::harness::runner_parts

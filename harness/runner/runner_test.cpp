@@ -139,8 +139,8 @@ TEST(Runner, PatchersServingCaseAfterCaseJudgeAsNewOnes) {
         RunConfig cfg;
         cfg.oracles = seed % 3 == 0 ? oracles::OracleSet{oracles::OracleId::Structural, oracles::OracleId::SmtJump}
                                     : oracles::OracleSet{oracles::OracleId::Structural, oracles::OracleId::Exec};
-        if (seed % 4 == 1) cfg.patchers = {"batched", "incremental"};
-        if (seed % 5 == 2) cfg.patchers = {"incremental"};
+        if (seed % 4 == 1) cfg.patchers = {patch::PatcherId::Batched, patch::PatcherId::Incremental};
+        if (seed % 5 == 2) cfg.patchers = {patch::PatcherId::Incremental};
         return cfg;
     };
     uint32_t compared = 0;
@@ -178,7 +178,7 @@ TEST(Runner, MemoisedJudgesAsThePlainLoop) {
     for (uint64_t seed = 1; seed <= 48; ++seed) {
         Case c = make_case(seed, seed % 4 == 0);
         RunConfig memoised = campaign_oracles(seed, 2, c);
-        if (seed % 5 == 1) memoised.patchers = {"batched", "incremental"};
+        if (seed % 5 == 1) memoised.patchers = {patch::PatcherId::Batched, patch::PatcherId::Incremental};
         memoised.keep_passes = seed % 3 != 0;
         RunConfig plain = memoised;
         plain.memoise = false;
