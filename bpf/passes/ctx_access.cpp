@@ -21,6 +21,7 @@
 // patches the last insn of the one before, where the insn's aux moved).
 // A ctx access the model does not know (a field or size outside ctx_fields.hpp) fails the pass with
 // -EINVAL, where the kernel would have rewritten it: never a silent pass-through at uapi offsets.
+#include "bpf/isa/insn_facts.hpp"
 #include "bpf/passes/ctx_fields.hpp"
 #include "bpf/passes/pass_util.hpp"
 
@@ -30,19 +31,7 @@ namespace {
 using namespace isa;
 namespace cf = ctx_fields;
 
-// The stores the kernel's loop classifies as BPF_WRITE: ST and STX of mode MEM (atomics are not).
-bool is_plain_store(const Insn& in) { return (cls(in) == BPF_ST || cls(in) == BPF_STX) && mode(in) == BPF_MEM; }
-// The loads it classifies as BPF_READ (of the modes a ctx access can have).
-bool is_plain_load(const Insn& in) { return cls(in) == BPF_LDX && (mode(in) == BPF_MEM || mode(in) == BPF_MEMSX); }
-
-uint32_t bytes_of(const Insn& in) {
-    switch (size(in)) {
-        case BPF_B: return 1;
-        case BPF_H: return 2;
-        case BPF_W: return 4;
-        default: return 8;
-    }
-}
+uint32_t bytes_of(const Insn& in) { return insn_facts(in.code).bytes; }
 
 const char* kind_name(cf::CtxKind k) {
     switch (k) {

@@ -3,7 +3,9 @@
 #include <optional>
 #include <vector>
 
+#include "bpf/isa/insn_facts.hpp"
 #include "bpf/passes/ctx_fields.hpp"
+#include "bpf/passes/pass_util.hpp"
 #include "bpf/program/cfg.hpp"
 
 namespace patchfuzz::passes {
@@ -27,14 +29,7 @@ struct CtxHolders {
 constexpr uint16_t kArgRegs = 0x3e;      // r1-r5
 constexpr uint16_t kCallerSaved = 0x3f;  // r0-r5
 
-uint32_t access_bytes(const Insn& in) {
-    switch (size(in)) {
-        case BPF_B: return 1;
-        case BPF_H: return 2;
-        case BPF_W: return 4;
-        default: return 8;
-    }
-}
+uint32_t access_bytes(const Insn& in) { return insn_facts(in.code).bytes; }
 
 // The stack slots an access of `bytes` at fp + `off` touches.
 uint64_t slots_touched(int32_t off, uint32_t bytes) {
@@ -48,11 +43,6 @@ uint64_t slots_touched(int32_t off, uint32_t bytes) {
 std::optional<unsigned> whole_slot(int32_t off, uint32_t bytes) {
     if (bytes != 8 || off >= 0 || off < -512 || off % 8 != 0) return std::nullopt;
     return static_cast<unsigned>(-off / 8 - 1);
-}
-
-bool is_mem_access(const Insn& in) {
-    const uint8_t c = cls(in);
-    return (c == BPF_LDX && (mode(in) == BPF_MEM || mode(in) == BPF_MEMSX)) || ((c == BPF_ST || c == BPF_STX) && mode(in) == BPF_MEM);
 }
 
 // The holders after `in` (the callee's entry is joined separately).
@@ -133,7 +123,7 @@ void infer_ctx_accesses(Program& prog) {
 
     for (uint32_t pc = 0; pc < n; ++pc) {
         const Insn& in = prog.insns[pc];
-        if (!before[pc] || !is_mem_access(in)) continue;
+        if (!before[pc] || !(is_plain_load(in) || is_plain_store(in))) continue;
         const bool write = cls(in) != BPF_LDX;
         if (!before[pc]->reg(write ? in.dst_reg : in.src_reg)) continue;
         const ctx_fields::UapiField* f = ctx_fields::allowed_access(kind, in.off, access_bytes(in), write);

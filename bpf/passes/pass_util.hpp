@@ -26,6 +26,15 @@ kfunc::Kind kfunc_kind(const Program& prog, const isa::Insn& call);
 // Whether helper `id` takes a map as its first argument (check_map_func_compatibility's list):
 // the calls whose map the verifier records in the insn's aux.
 bool is_map_helper(int32_t id);
+// The stores convert_ctx_accesses() classifies as BPF_WRITE: ST and STX of mode MEM (atomics are
+// not). ctx_access converts them; infer_ctx marks them.
+constexpr bool is_plain_store(const isa::Insn& in) {
+    return (isa::cls(in) == BPF_ST || isa::cls(in) == BPF_STX) && isa::mode(in) == BPF_MEM;
+}
+// The loads it classifies as BPF_READ (of the modes a ctx access can have).
+constexpr bool is_plain_load(const isa::Insn& in) {
+    return isa::cls(in) == BPF_LDX && (isa::mode(in) == BPF_MEM || isa::mode(in) == BPF_MEMSX);
+}
 // Index of the subprog containing insn `idx` (the fake exit is never returned).
 uint32_t subprog_of(const Program& prog, uint32_t idx);
 
